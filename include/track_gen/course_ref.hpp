@@ -1,0 +1,297 @@
+#pragma once
+/// @file
+/// Trivially copyable views of a batch of tracks and of the progress state, for use inside the
+/// library's kernels, the host backend and the user's own `__device__` code.
+///
+/// Memory space: every pointer of a view lives where its course lives (device memory for
+/// `backend::cuda`, host memory for `backend::host`). Layout: structure of arrays, env-major
+/// (sample k of env e at index e * N + k; gate g of env e at e * G_max + g).
+
+#include <track_gen/detail/config.hpp>
+#include <track_gen/detail/math.hpp>
+#include <track_gen/status.hpp>
+
+#include <cstdint>
+
+namespace track_gen {
+
+/// One gate (checkpoint) of a track.
+struct gate {
+  float3 centre;      ///< on the centreline [m]
+  float3 normal;      ///< unit track tangent at the gate: the forward crossing direction
+  float half_width;   ///< half-width of the opening [m]
+  float arc_length;   ///< arc length of the gate from the start line, in [0, L) [m]
+};
+
+/// Result of projecting a point on a track's centreline (the closed polyline of its samples).
+struct projection {
+  int segment;        ///< sample index k: the nearest point lies between samples k and k+1 (mod N)
+  float t;            ///< fraction along that segment, in [0, 1]
+  float arc_length;   ///< arc length of the nearest point, in [0, L) [m]
+  float lateral;      ///< signed offset along the left normal [m] (positive: left of the centreline)
+  float distance;     ///< distance from the point to the nearest centreline point [m]
+  float half_width;   ///< half-width at the nearest point [m]
+  float3 point;       ///< the nearest centreline point [m]
+  float3 tangent;     ///< unit tangent at the nearest point
+  bool full_search;   ///< the local search failed and the O(N) search was used
+};
+
+/// Pointers to every track array of a batch (see the file comment for layout and memory space).
+struct track_arrays {
+  float3* position = nullptr;         ///< [E * N] centreline samples [m]
+  float3* tangent = nullptr;          ///< [E * N] unit tangents
+  float3* normal = nullptr;           ///< [E * N] unit left normals (horizontal)
+  float* half_width = nullptr;        ///< [E * N] [m]
+  float* curvature = nullptr;         ///< [E * N] [1/m]
+  float3* gate_centre = nullptr;      ///< [E * G_max] [m]
+  float3* gate_normal = nullptr;      ///< [E * G_max] unit
+  float* gate_half_width = nullptr;   ///< [E * G_max] [m]
+  float* gate_arc_length = nullptr;   ///< [E * G_max] [m]
+  float* length = nullptr;            ///< [E] centreline length L [m]
+  int* num_gates = nullptr;           ///< [E] G = floor(L / spacing) clamped to [1, G_max]
+  std::uint32_t* status = nullptr;    ///< [E] status bits (status.hpp)
+  std::uint32_t* episode = nullptr;   ///< [E] episode counter of each env
+};
+
+/// Pointers to the progress state of a batch ([E] each).
+struct progress_arrays {
+  int* next_gate = nullptr;           ///< index of the next gate to pass, in [0, G)
+  int* laps = nullptr;                ///< laps completed since the last reset
+  int* gates_passed = nullptr;        ///< gates passed in total since the last reset
+  float* lap_progress = nullptr;      ///< arc length of the last projection, in [0, L) [m]
+  float* lateral = nullptr;           ///< signed lateral offset of the last projection [m]
+  int* hint = nullptr;                ///< segment of the last projection (local search start)
+  float3* last_position = nullptr;    ///< last finite position [m]
+  std::uint32_t* flags = nullptr;     ///< progress_flags bits
+};
+
+/// One environment's progress, by value.
+struct progress_state {
+  int next_gate, laps, gates_passed;
+  float lap_progress, lateral;
+  int hint;
+  float3 last_position;
+  std::uint32_t flags;
+};
+
+/// View of one environment's track. Trivially copyable; valid while its course lives.
+class track_ref {
+ public:
+  track_ref() = default;
+  TRACK_GEN_HD track_ref(const track_arrays& a, int env, int num_samples, int max_gates)
+      : position_(a.position + static_cast<std::size_t>(env) * num_samples),
+        tangent_(a.tangent + static_cast<std::size_t>(env) * num_samples),
+        normal_(a.normal + static_cast<std::size_t>(env) * num_samples),
+        half_width_(a.half_width + static_cast<std::size_t>(env) * num_samples),
+        curvature_(a.curvature + static_cast<std::size_t>(env) * num_samples),
+        gate_centre_(a.gate_centre + static_cast<std::size_t>(env) * max_gates),
+        gate_normal_(a.gate_normal + static_cast<std::size_t>(env) * max_gates),
+        gate_half_width_(a.gate_half_width + static_cast<std::size_t>(env) * max_gates),
+        gate_arc_length_(a.gate_arc_length + static_cast<std::size_t>(env) * max_gates),
+        length_(a.length[env]),
+        num_samples_(num_samples),
+        num_gates_(a.num_gates[env]),
+        status_(a.status[env]) {}
+
+  TRACK_GEN_HD int num_samples() const { return num_samples_; }
+  TRACK_GEN_HD int num_gates() const { return num_gates_; }
+  /// Centreline length L [m].
+  TRACK_GEN_HD float length() const { return length_; }
+  /// Arc-length spacing of the samples, L / N [m].
+  TRACK_GEN_HD float sample_spacing() const { return length_ / static_cast<float>(num_samples_); }
+  TRACK_GEN_HD std::uint32_t status() const { return status_; }
+  TRACK_GEN_HD float3 position(int k) const { return position_[k]; }
+  TRACK_GEN_HD float3 tangent(int k) const { return tangent_[k]; }
+  TRACK_GEN_HD float3 normal(int k) const { return normal_[k]; }
+  TRACK_GEN_HD float half_width(int k) const { return half_width_[k]; }
+  TRACK_GEN_HD float curvature(int k) const { return curvature_[k]; }
+  /// Gate g in [0, num_gates()).
+  TRACK_GEN_HD track_gen::gate gate(int g) const {
+    return {gate_centre_[g], gate_normal_[g], gate_half_width_[g], gate_arc_length_[g]};
+  }
+
+  /// Nearest point of the centreline to `p`: searches the `window` segments on each side of
+  /// segment `hint` (O(window)), and all N segments (O(N)) when the local minimum lies on the
+  /// window's edge, which is where a jump of the agent shows. `window <= 0` searches everything.
+  TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
+    using namespace detail;
+    const int n = num_samples_;
+    int best = 0;
+    float best_t = 0.0f, best_d2 = 3.0e38f;
+    bool full = window <= 0 || 2 * window + 1 >= n;
+    if (!full) {
+      hint = wrap(hint, n);
+      for (int o = -window; o <= window; ++o) scan_segment(p, wrap(hint + o, n), best, best_t, best_d2);
+      const int off = wrap(best - hint, n);
+      full = (off == window || off == n - window);  // minimum on the edge: may lie beyond
+    }
+    if (full) {
+      best_d2 = 3.0e38f;
+      for (int k = 0; k < n; ++k) scan_segment(p, k, best, best_t, best_d2);
+    }
+    const int next = best + 1 == n ? 0 : best + 1;
+    projection r;
+    r.segment = best;
+    r.t = best_t;
+    r.point = lerp(position_[best], position_[next], best_t);
+    r.tangent = normalize_or(lerp(tangent_[best], tangent_[next], best_t), tangent_[best]);
+    const float3 left = normalize_or(lerp(normal_[best], normal_[next], best_t), normal_[best]);
+    r.half_width = lerp(half_width_[best], half_width_[next], best_t);
+    r.lateral = dot(p - r.point, left);
+    r.distance = std::sqrt(best_d2);
+    float s = (static_cast<float>(best) + best_t) * sample_spacing();
+    r.arc_length = s >= length_ ? s - length_ : s;
+    r.full_search = full;
+    return r;
+  }
+
+ private:
+  TRACK_GEN_HD void scan_segment(float3 p, int k, int& best, float& best_t, float& best_d2) const {
+    using namespace detail;
+    const float3 a = position_[k];
+    const float3 b = position_[k + 1 == num_samples_ ? 0 : k + 1];
+    const float t = closest_parameter(p, a, b);
+    const float3 d = p - lerp(a, b, t);
+    const float d2 = dot(d, d);
+    if (d2 < best_d2) {
+      best_d2 = d2;
+      best = k;
+      best_t = t;
+    }
+  }
+
+  const float3* position_ = nullptr;
+  const float3* tangent_ = nullptr;
+  const float3* normal_ = nullptr;
+  const float* half_width_ = nullptr;
+  const float* curvature_ = nullptr;
+  const float3* gate_centre_ = nullptr;
+  const float3* gate_normal_ = nullptr;
+  const float* gate_half_width_ = nullptr;
+  const float* gate_arc_length_ = nullptr;
+  float length_ = 0.0f;
+  int num_samples_ = 0;
+  int num_gates_ = 0;
+  std::uint32_t status_ = 0;
+};
+
+/// Does the segment a -> b cross gate `g` forwards through its opening? Forward means from the
+/// negative to the non-negative side of the gate plane (normal = track tangent); the opening
+/// is |lateral| <= half_width along the horizontal left axis and |vertical| <= half_height.
+TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height) {
+  using namespace detail;
+  const float da = dot(a - g.centre, g.normal);
+  const float db = dot(b - g.centre, g.normal);
+  if (!(da < 0.0f && db >= 0.0f)) return false;
+  const float3 x = lerp(a, b, da / (da - db));
+  const float3 left = normalize_or(f3(-g.normal.y, g.normal.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
+  const float3 up = cross(g.normal, left);
+  const float3 r = x - g.centre;
+  return std::fabs(dot(r, left)) <= g.half_width && std::fabs(dot(r, up)) <= half_height;
+}
+
+namespace detail {
+/// Progress state of env e at the start line: next gate 1 (0 when the track has one gate),
+/// nothing passed, no last position. Shared by regeneration and course_ref.
+TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int num_gates) {
+  pa.next_gate[e] = num_gates > 1 ? 1 : 0;
+  pa.laps[e] = 0;
+  pa.gates_passed[e] = 0;
+  pa.lap_progress[e] = 0.0f;
+  pa.lateral[e] = 0.0f;
+  pa.hint[e] = 0;
+  pa.last_position[e] = f3(0.0f, 0.0f, 0.0f);
+  pa.flags[e] = 0u;
+}
+}  // namespace detail
+
+/// Trivially copyable view of a whole course: tracks, gates and progress of every env.
+/// Pass it by value into your kernels; its members are `__host__ __device__`.
+class course_ref {
+ public:
+  course_ref() = default;
+  course_ref(const track_arrays& tracks, const progress_arrays& progress, int num_envs,
+             int num_samples, int max_gates, int window, float gate_half_height)
+      : tracks_(tracks),
+        progress_(progress),
+        num_envs_(num_envs),
+        num_samples_(num_samples),
+        max_gates_(max_gates),
+        window_(window),
+        gate_half_height_(gate_half_height) {}
+
+  TRACK_GEN_HD int num_envs() const { return num_envs_; }
+  TRACK_GEN_HD int num_samples() const { return num_samples_; }
+  TRACK_GEN_HD int max_gates() const { return max_gates_; }
+  TRACK_GEN_HD const track_arrays& tracks() const { return tracks_; }
+  TRACK_GEN_HD const progress_arrays& progress_data() const { return progress_; }
+  /// The track of env e in [0, num_envs()).
+  TRACK_GEN_HD track_ref track(int e) const { return track_ref(tracks_, e, num_samples_, max_gates_); }
+  /// Gate g of env e.
+  TRACK_GEN_HD track_gen::gate gate(int e, int g) const { return track(e).gate(g); }
+  /// Env e's progress state, by value.
+  TRACK_GEN_HD progress_state progress(int e) const {
+    return {progress_.next_gate[e], progress_.laps[e],   progress_.gates_passed[e],
+            progress_.lap_progress[e], progress_.lateral[e], progress_.hint[e],
+            progress_.last_position[e], progress_.flags[e]};
+  }
+
+  /// Resets env e's progress to the start line (next gate 1, nothing passed, no last position).
+  TRACK_GEN_HD void reset_progress(int e) const { detail::reset_progress(progress_, e, tracks_.num_gates[e]); }
+
+  /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,
+  /// lateral offset, off-track, gates passed in order (several per step allowed), laps,
+  /// wrong-way. A non-finite `p` leaves the state unchanged, sets `status::invalid_input` and
+  /// reports `progress_flags::invalid_position` (this step's other event bits are cleared).
+  /// Not thread-safe for the same e.
+  TRACK_GEN_HD void step(int e, float3 p) const {
+    using namespace detail;
+    std::uint32_t flags = progress_.flags[e] & ~progress_flags::step_events;
+    if (!is_finite(p)) {
+      progress_.flags[e] = flags | progress_flags::invalid_position;
+      tracks_.status[e] |= status::invalid_input;
+      return;
+    }
+    const track_ref tr = track(e);
+    const bool has_last = (flags & progress_flags::has_last) != 0u;
+    const projection pr = tr.project(p, progress_.hint[e], has_last ? window_ : 0);
+    if (pr.full_search && has_last) flags |= progress_flags::full_search;
+    if (std::fabs(pr.lateral) > pr.half_width) flags |= progress_flags::off_track;
+    if (has_last) {
+      const float3 a = progress_.last_position[e];
+      const float3 d = p - a;
+      if (dot(d, d) > 1e-12f && dot(d, pr.tangent) < 0.0f) flags |= progress_flags::wrong_way;
+      const int num_gates = tr.num_gates();
+      int next = progress_.next_gate[e];
+      int passed = 0;
+      // Gates count only in order: test the next gate, then its successor, at most G times.
+      while (passed < num_gates && crosses_gate(tr.gate(next), a, p, gate_half_height_)) {
+        flags |= progress_flags::gate_passed;
+        if (next == 0) {
+          flags |= progress_flags::lap_completed;
+          progress_.laps[e] += 1;
+        }
+        next = next + 1 == num_gates ? 0 : next + 1;
+        ++passed;
+      }
+      progress_.next_gate[e] = next;
+      progress_.gates_passed[e] += passed;
+    }
+    progress_.lap_progress[e] = pr.arc_length;
+    progress_.lateral[e] = pr.lateral;
+    progress_.hint[e] = pr.segment;
+    progress_.last_position[e] = p;
+    progress_.flags[e] = flags | progress_flags::has_last;
+  }
+
+ private:
+  track_arrays tracks_;
+  progress_arrays progress_;
+  int num_envs_ = 0;
+  int num_samples_ = 0;
+  int max_gates_ = 0;
+  int window_ = 8;
+  float gate_half_height_ = 1.0f;
+};
+
+}  // namespace track_gen

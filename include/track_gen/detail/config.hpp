@@ -1,0 +1,57 @@
+#pragma once
+/// @file
+/// The single gatekeeper for compiler, language and CCCL versions, and for the
+/// `__host__ __device__` annotation used by every function that runs on both backends.
+
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "track_gen needs C++17 or newer (pass -std=c++17)."
+#endif
+
+// TRACK_GEN_HD marks functions shared by the CUDA and host backends.
+#if defined(__CUDACC__)
+#define TRACK_GEN_HD __host__ __device__
+#define TRACK_GEN_DEVICE __device__
+#define TRACK_GEN_CUDA_COMPILER 1
+#else
+#define TRACK_GEN_HD
+#define TRACK_GEN_DEVICE
+#define TRACK_GEN_CUDA_COMPILER 0
+#endif
+
+// Whether the CUDA runtime headers are reachable (a plain C++ compiler with the toolkit on its
+// include path). The host backend never needs them.
+#if defined(__CUDACC__)
+#define TRACK_GEN_HAS_CUDA_RUNTIME 1
+#elif defined(__has_include)
+#if __has_include(<cuda_runtime_api.h>) && __has_include(<cuda/stream_ref>)
+#define TRACK_GEN_HAS_CUDA_RUNTIME 1
+#else
+#define TRACK_GEN_HAS_CUDA_RUNTIME 0
+#endif
+#else
+#define TRACK_GEN_HAS_CUDA_RUNTIME 0
+#endif
+
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+#include <cuda/stream_ref>
+#include <cuda_runtime_api.h>
+#include <vector_types.h>
+#else
+/// Layout-compatible stand-in for CUDA's `float3` when the toolkit is absent (host backend only).
+struct float3 {
+  float x, y, z;
+};
+#endif
+
+#if TRACK_GEN_CUDA_COMPILER
+#include <cub/version.cuh>
+// CCCL 3.0 removed cub::Sum/Max/Min; the kernels use cuda::std::plus<> and cuda::maximum<>.
+#if CUB_VERSION < 200800
+#error "track_gen needs CCCL (CUB) 2.8 or newer: use the CCCL shipped with CUDA 12.8+ or 13.x."
+#endif
+#include <cuda/functional>
+#endif
+
+#define TRACK_GEN_VERSION_MAJOR 0
+#define TRACK_GEN_VERSION_MINOR 1
+#define TRACK_GEN_VERSION_PATCH 0

@@ -1,0 +1,83 @@
+#pragma once
+/// @file
+/// CUDA backend operations: memory, kernel preparation and asynchronous launches.
+
+#include <track_gen/detail/cuda/error.hpp>
+#include <track_gen/detail/generate/kernels.cuh>
+#include <track_gen/detail/progress/kernels.cuh>
+
+#include <cstddef>
+#include <string>
+
+namespace track_gen::detail {
+
+struct cuda_ops {
+  static unsigned char* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    throw_on_cuda_error(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc of the course storage");
+    return static_cast<unsigned char*>(p);
+  }
+  static void deallocate(unsigned char* p) noexcept { (void)cudaFree(p); }
+  /// Blocking copy device -> host on `stream` (inspection only, never on the step path).
+  static void copy_to_host(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.get()), "cudaMemcpyAsync (device to host)");
+    throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after a copy to the host");
+  }
+  /// Copy host -> device on `stream`, waiting for it so the host buffer may go away.
+  static void copy_from_host(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.get()), "cudaMemcpyAsync (host to device)");
+    throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after a copy from the host");
+  }
+
+  /// Throws capture_error when `stream` is capturing: `what` allocates or synchronises.
+  static void require_not_capturing(::cuda::stream_ref stream, const char* what) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    throw_on_cuda_error(cudaStreamIsCapturing(stream.get(), &st), "cudaStreamIsCapturing");
+    if (st != cudaStreamCaptureStatusNone) {
+      throw capture_error(std::string("track_gen: ") + what +
+                          " allocates device memory or synchronises, which is not allowed while the stream is "
+                          "capturing a CUDA graph; do it before cudaStreamBeginCapture / torch.cuda.graph and "
+                          "record only step() and regenerate() in the capture.");
+    }
+  }
+
+  /// Loads the kernels now (CUDA's lazy loading would otherwise load them at their first launch,
+  /// possibly inside a capture) and raises the dynamic shared memory limit when needed.
+  template <class Pipeline, class Tuning>
+  static void prepare(std::size_t scratch_bytes) {
+    auto gen = generate_kernel<Pipeline, Tuning::generate_block_threads>;
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, gen), "loading the generation kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
+    int device = 0, optin = 0;
+    throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
+    throw_on_cuda_error(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+                        "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+    const std::size_t total = scratch_bytes + attr.sharedSizeBytes;
+    if (total > static_cast<std::size_t>(optin)) {
+      throw std::invalid_argument("track_gen: one track needs " + std::to_string(total) +
+                                  " bytes of shared memory but this GPU allows " + std::to_string(optin) +
+                                  " per block: lower track_params.num_samples, spline.samples_per_segment or "
+                                  "the size of user centrelines");
+    }
+    throw_on_cuda_error(cudaFuncSetAttribute(gen, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
+                        "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  }
+
+  template <class Pipeline, class Tuning>
+  static void generate(const generate_args& a, unsigned char*, ::cuda::stream_ref stream) {
+    generate_kernel<Pipeline, Tuning::generate_block_threads>
+        <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(a);
+    throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
+  }
+
+  template <class Tuning>
+  static void step(const course_ref& ref, const float3* positions, ::cuda::stream_ref stream) {
+    constexpr int threads = Tuning::step_block_threads;
+    const unsigned blocks = static_cast<unsigned>((ref.num_envs() + threads - 1) / threads);
+    step_kernel<threads><<<blocks, threads, 0, stream.get()>>>(ref, positions);
+    throw_on_cuda_error(cudaGetLastError(), "launching the step kernel");
+  }
+};
+
+}  // namespace track_gen::detail

@@ -1,0 +1,108 @@
+#pragma once
+/// @file
+/// Generation of one environment's track by one block (or the host context): the bounded
+/// attempt loop, the fallback ellipse, the store and the progress reset. Shared by both backends.
+
+#include <track_gen/course_ref.hpp>
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/params.hpp>
+#include <track_gen/status.hpp>
+
+#include <cstdint>
+
+namespace track_gen::detail {
+
+/// Control points of the fallback ellipse.
+inline constexpr int fallback_control_points = 16;
+
+/// Everything a generation launch needs, by value (trivially copyable).
+struct generate_args {
+  track_params params;
+  float checkpoint_spacing;
+  int max_gates;
+  scratch_layout layout;
+  track_arrays tracks;
+  progress_arrays progress;
+  const std::int32_t* mask;   ///< [E], nonzero = regenerate; null = every env
+  bool advance;               ///< next episode (a new track) instead of rebuilding the same one
+  const float3* user_points;  ///< user tracks, concatenated (null: random tracks)
+  const int* user_offsets;    ///< [num_user_tracks + 1]
+  int num_user_tracks;        ///< 0, 1 (shared by every env) or E
+  track_source user_source;   ///< control_points or centreline
+};
+
+/// Semi-axes (a, b), a = 1.25 b, of the fallback ellipse whose perimeter is the middle of the
+/// accepted length range (Ramanujan's first approximation of the perimeter,
+/// pi * (3(a+b) - sqrt((3a+b)(a+3b))), S. Ramanujan 1914; 7.0903 b for a = 1.25 b).
+TRACK_GEN_HD inline float fallback_minor_axis(const track_params& p) {
+  const float target = 0.5f * (p.validate.length_min + p.validate.length_max);
+  return target / 7.0903f;
+}
+
+/// Builds env e's track into the output arrays. Every thread of the block calls it.
+template <class Pipeline, class Ctx>
+TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
+  const track_params& p = a.params;
+  const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
+  ws.seed = p.seed;
+  ws.global_env = p.env_offset + static_cast<std::uint32_t>(e);
+  ws.episode = episode;
+  ws.attempt = 0;
+  ws.num_samples = p.num_samples;
+  ws.max_gates = a.max_gates;
+  ws.checkpoint_spacing = a.checkpoint_spacing;
+  ws.dense_is_spline = false;
+  ws.bind_output(a.tracks, e, p.num_samples, a.max_gates);
+
+  std::uint32_t st = 0;
+  int attempts = 1;
+  if (a.num_user_tracks > 0) {
+    const int t = a.num_user_tracks == 1 ? 0 : e;
+    const int begin = a.user_offsets[t];
+    const int count = a.user_offsets[t + 1] - begin;
+    float3* dst = a.user_source == track_source::centreline ? ws.dense : ws.control;
+    for (int i = ctx.rank(); i < count; i += ctx.size()) dst[i] = a.user_points[begin + i];
+    ws.num_control = count;
+    ws.num_dense = count;
+    ws.source = a.user_source;
+    ctx.sync();
+    Pipeline::run_attempt(ctx, ws, p);
+    st |= status::user_track;
+  } else {
+    ws.source = track_source::random;
+    const int max_attempts = p.validate.max_attempts;
+    for (attempts = 1; attempts <= max_attempts; ++attempts) {
+      ws.attempt = static_cast<std::uint32_t>(attempts - 1);
+      Pipeline::run_attempt(ctx, ws, p);
+      if (ws.valid) break;
+    }
+    if (attempts > max_attempts) {
+      attempts = max_attempts;
+      st |= ws.fail_bits;  // why the last random attempt failed
+      const float b = fallback_minor_axis(p);
+      const float a_axis = 1.25f * b;
+      for (int i = ctx.rank(); i < fallback_control_points; i += ctx.size()) {
+        const float angle = 2.0f * pi * static_cast<float>(i) / static_cast<float>(fallback_control_points);
+        ws.control[i] = f3(a_axis * std::cos(angle), b * std::sin(angle), 0.0f);
+      }
+      ws.num_control = fallback_control_points;
+      ws.source = track_source::fallback;
+      ctx.sync();
+      Pipeline::run_attempt(ctx, ws, p);
+      st |= status::fallback;
+    }
+  }
+  for (int k = ctx.rank(); k < p.num_samples; k += ctx.size()) ws.out_position[k] = ws.position[k];
+  st |= ws.valid ? status::valid : ws.fail_bits;
+  st |= static_cast<std::uint32_t>(attempts) << status::attempts_shift;
+  if (ctx.rank() == 0) {
+    a.tracks.length[e] = ws.length;
+    a.tracks.num_gates[e] = ws.num_gates;
+    a.tracks.status[e] = st;
+    a.tracks.episode[e] = episode;
+    reset_progress(a.progress, e, ws.num_gates);
+  }
+}
+
+}  // namespace track_gen::detail

@@ -1,0 +1,40 @@
+#pragma once
+/// @file
+/// Host backend operations: memory, generation and step loops over the environments.
+
+#include <track_gen/course_ref.hpp>
+#include <track_gen/detail/generate/generate_track.hpp>
+#include <track_gen/detail/host/block_context.hpp>
+#include <track_gen/policy.hpp>
+
+#include <cstring>
+#include <memory>
+
+namespace track_gen::detail {
+
+struct host_ops {
+  static unsigned char* allocate(std::size_t bytes) { return new unsigned char[bytes == 0 ? 1 : bytes]; }
+  static void deallocate(unsigned char* p) noexcept { delete[] p; }
+  static void copy_to_host(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
+  static void copy_from_host(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
+  static void zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
+
+  /// Generates every env (or every env with a nonzero mask entry), one after the other.
+  template <class Pipeline, class Tuning>
+  static void generate(const generate_args& a, unsigned char* scratch, host_stream) {
+    const host_block_context ctx;
+    for (int e = 0; e < a.params.num_envs; ++e) {
+      if (a.mask != nullptr && a.mask[e] == 0) continue;
+      workspace ws;
+      ws.bind_scratch(scratch, a.layout);
+      generate_env<Pipeline>(ctx, ws, a, e);
+    }
+  }
+
+  template <class Tuning>
+  static void step(const course_ref& ref, const float3* positions, host_stream) {
+    for (int e = 0; e < ref.num_envs(); ++e) ref.step(e, positions[e]);
+  }
+};
+
+}  // namespace track_gen::detail

@@ -1,0 +1,55 @@
+#pragma once
+/// @file
+/// Small float3 vector helpers shared by both backends (host and device).
+
+#include <track_gen/detail/config.hpp>
+
+#include <cmath>
+
+namespace track_gen::detail {
+
+TRACK_GEN_HD inline float3 f3(float x, float y, float z) {
+  float3 r;
+  r.x = x;
+  r.y = y;
+  r.z = z;
+  return r;
+}
+TRACK_GEN_HD inline float3 operator+(float3 a, float3 b) { return f3(a.x + b.x, a.y + b.y, a.z + b.z); }
+TRACK_GEN_HD inline float3 operator-(float3 a, float3 b) { return f3(a.x - b.x, a.y - b.y, a.z - b.z); }
+TRACK_GEN_HD inline float3 operator*(float3 a, float s) { return f3(a.x * s, a.y * s, a.z * s); }
+TRACK_GEN_HD inline float3 operator*(float s, float3 a) { return a * s; }
+TRACK_GEN_HD inline float dot(float3 a, float3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+TRACK_GEN_HD inline float3 cross(float3 a, float3 b) {
+  return f3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+TRACK_GEN_HD inline float length(float3 a) { return std::sqrt(dot(a, a)); }
+TRACK_GEN_HD inline float3 lerp(float3 a, float3 b, float t) { return a + (b - a) * t; }
+TRACK_GEN_HD inline float lerp(float a, float b, float t) { return a + (b - a) * t; }
+TRACK_GEN_HD inline bool is_finite(float v) { return std::isfinite(v); }
+TRACK_GEN_HD inline bool is_finite(float3 a) { return is_finite(a.x) && is_finite(a.y) && is_finite(a.z); }
+TRACK_GEN_HD inline float min_f(float a, float b) { return a < b ? a : b; }
+TRACK_GEN_HD inline float max_f(float a, float b) { return a > b ? a : b; }
+TRACK_GEN_HD inline float clamp_f(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+/// Unit vector along `a`, or `fallback` when `a` is (nearly) zero.
+TRACK_GEN_HD inline float3 normalize_or(float3 a, float3 fallback) {
+  const float n = length(a);
+  return n > 1e-20f ? a * (1.0f / n) : fallback;
+}
+/// Index `i` wrapped into [0, n) for any integer `i` (closed curves).
+TRACK_GEN_HD inline int wrap(int i, int n) {
+  const int r = i % n;
+  return r < 0 ? r + n : r;
+}
+
+/// Closest point on segment [a, b] to p, as the parameter t in [0, 1].
+TRACK_GEN_HD inline float closest_parameter(float3 p, float3 a, float3 b) {
+  const float3 ab = b - a;
+  const float den = dot(ab, ab);
+  if (!(den > 0.0f)) return 0.0f;
+  return clamp_f(dot(p - a, ab) / den, 0.0f, 1.0f);
+}
+
+constexpr float pi = 3.14159265358979323846f;
+
+}  // namespace track_gen::detail

@@ -1,0 +1,87 @@
+#pragma once
+/// @file
+/// The generating stages of random tracks: random_polar and repulsive.
+
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/params.hpp>
+
+namespace track_gen::stages {
+
+/// M control points at sorted jittered angles around the origin, radii uniform in
+/// [radius_min, radius_max], elevations uniform in [elevation_min, elevation_max]. A polygon
+/// whose vertices have strictly increasing polar angles is star-shaped about the origin, so it
+/// never self-intersects. Random stream: stage 1, draw i for point i, draw M for the phase.
+struct random_polar {
+  static constexpr detail::stage_role role = detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 1;
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const int m = p.polar.control_points;
+    const philox_stream rng = ws.rng(stage_id);
+    const float step = 2.0f * pi / static_cast<float>(m);
+    const float phase = rng.uniform(static_cast<std::uint32_t>(m)).v[0] * 2.0f * pi;
+    for (int i = ctx.rank(); i < m; i += ctx.size()) {
+      const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
+      const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
+      const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
+      const float z = lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]);
+      ws.control[i] = f3(r * std::cos(angle), r * std::sin(angle), z);
+    }
+    ws.num_control = m;
+    ctx.sync();
+  }
+};
+
+/// BOUNDED relaxation of the control polygon (block scope): every control point closer than
+/// `clearance` to a polygon segment that is not incident to it or to its neighbours is pushed
+/// away by half the overlap (summed over segments) plus a small pull toward the midpoint of its
+/// neighbours. Stops when the largest overlap is below `tolerance` or after `max_iterations`.
+/// Each thread owns whole points (no atomics), so the result is deterministic.
+struct repulsive {
+  static constexpr detail::stage_role role = detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 2;
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const int m = ws.num_control;
+    const float clearance = p.repulsive.clearance;
+    for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
+      float overlap = 0.0f;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) {
+        const float3 pi_ = ws.control[i];
+        float3 push = f3(0.0f, 0.0f, 0.0f);
+        bool pushed = false;
+        for (int j = 0; j < m; ++j) {
+          const int rel = wrap(j - i, m);  // segment (j, j+1) touches i-1, i or i+1 when rel in {m-2, m-1, 0, 1}
+          if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
+          const float3 a = ws.control[j];
+          const float3 b = ws.control[wrap(j + 1, m)];
+          const float3 q = lerp(a, b, closest_parameter(pi_, a, b));
+          const float3 away = pi_ - q;
+          const float d = length(away);
+          if (d < clearance) {
+            const float3 side = normalize_or(f3(-(b - a).y, (b - a).x, 0.0f), f3(1.0f, 0.0f, 0.0f));
+            push = push + normalize_or(away, side) * (0.5f * (clearance - d));
+            overlap = max_f(overlap, clearance - d);
+            pushed = true;
+          }
+        }
+        if (pushed) {
+          const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
+          push = push + (mid - pi_) * p.repulsive.smoothing;
+        }
+        ws.control_next[i] = pi_ + push;
+      }
+      // reduce_max ends with a barrier: every control_next is written and control is unread.
+      if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
+      ctx.sync();
+    }
+  }
+};
+
+}  // namespace track_gen::stages

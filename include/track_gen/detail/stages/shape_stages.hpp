@@ -1,0 +1,193 @@
+#pragma once
+/// @file
+/// The stages every track goes through: catmull_rom (control points only), resample, frames,
+/// checkpoints and validate.
+
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/stages/catmull_rom_eval.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/params.hpp>
+#include <track_gen/status.hpp>
+
+namespace track_gen::stages {
+
+/// Periodic centripetal Catmull-Rom spline through the control points, sampled densely:
+/// `samples_per_segment` samples per segment at uniform local parameter.
+struct catmull_rom {
+  static constexpr detail::stage_role role = detail::stage_role::interpolate;
+  static constexpr std::uint32_t stage_id = 3;
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const int m = ws.num_control;
+    const int per = p.spline.samples_per_segment;
+    const int total = m * per;
+    for (int k = ctx.rank(); k < total; k += ctx.size()) {
+      const int seg = k / per;
+      const float u = static_cast<float>(k - seg * per) / static_cast<float>(per);
+      ws.dense[k] = catmull_rom_point(ws.control, m, seg, u);
+    }
+    ws.num_dense = total;
+    ws.dense_is_spline = true;
+    ctx.sync();
+  }
+};
+
+/// Cumulative chord length of the closed dense centreline (a block-wide inclusive scan), its
+/// total L, and N samples at arc lengths k * L / N: a binary search finds the dense interval,
+/// then the spline is re-evaluated inside it (or the polyline interpolated, for user
+/// centrelines).
+struct resample {
+  static constexpr detail::stage_role role = detail::stage_role::shape;
+  static constexpr std::uint32_t stage_id = 4;
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    (void)p;
+    const int nd = ws.num_dense;
+    for (int k = ctx.rank(); k < nd; k += ctx.size())
+      ws.dense_s[k + 1] = length(ws.dense[k + 1 == nd ? 0 : k + 1] - ws.dense[k]);
+    if (ctx.rank() == 0) ws.dense_s[0] = 0.0f;
+    ctx.sync();
+    ctx.inclusive_sum(ws.dense_s + 1, nd);
+    const float total = ws.dense_s[nd];
+    ws.length = total;
+    const int n = ws.num_samples;
+    const int per = ws.dense_is_spline ? nd / ws.num_control : 1;
+    for (int k = ctx.rank(); k < n; k += ctx.size()) {
+      const float s = total * (static_cast<float>(k) / static_cast<float>(n));
+      // Largest j in [0, nd) with dense_s[j] <= s.
+      int lo = 0, hi = nd - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (ws.dense_s[mid] <= s) lo = mid; else hi = mid - 1;
+      }
+      const float span = ws.dense_s[lo + 1] - ws.dense_s[lo];
+      const float frac = span > 0.0f ? clamp_f((s - ws.dense_s[lo]) / span, 0.0f, 1.0f) : 0.0f;
+      if (ws.dense_is_spline) {
+        const int seg = lo / per;
+        const float u = (static_cast<float>(lo - seg * per) + frac) / static_cast<float>(per);
+        ws.position[k] = catmull_rom_point(ws.control, ws.num_control, seg, u);
+      } else {
+        ws.position[k] = lerp(ws.dense[lo], ws.dense[lo + 1 == nd ? 0 : lo + 1], frac);
+      }
+    }
+    ctx.sync();
+  }
+};
+
+/// Unit tangent (central difference), horizontal unit left normal, half-width and curvature
+/// (Menger curvature of three consecutive samples: 4 * triangle area / product of its sides;
+/// K. Menger, 1930) per sample, written to the output; the largest curvature and whether
+/// everything is finite become block-uniform scalars.
+struct frames {
+  static constexpr detail::stage_role role = detail::stage_role::shape;
+  static constexpr std::uint32_t stage_id = 5;
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const int n = ws.num_samples;
+    float worst = 0.0f;
+    bool finite = is_finite(ws.length);
+    for (int k = ctx.rank(); k < n; k += ctx.size()) {
+      const float3 a = ws.position[k == 0 ? n - 1 : k - 1];
+      const float3 b = ws.position[k];
+      const float3 c = ws.position[k + 1 == n ? 0 : k + 1];
+      const float3 t = normalize_or(c - a, f3(1.0f, 0.0f, 0.0f));
+      const float3 left = normalize_or(f3(-t.y, t.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
+      const float sides = length(b - a) * length(c - b) * length(c - a);
+      const float kappa = sides > 0.0f ? 2.0f * length(cross(b - a, c - b)) / sides : 0.0f;
+      ws.out_tangent[k] = t;
+      ws.out_normal[k] = left;
+      ws.out_half_width[k] = p.half_width;
+      ws.out_curvature[k] = kappa;
+      worst = max_f(worst, kappa);
+      finite = finite && is_finite(b) && is_finite(kappa);
+    }
+    ws.max_curvature = ctx.reduce_max(worst);
+    ws.finite = ctx.all(finite);
+  }
+};
+
+/// G = floor(L / checkpoint_spacing) gates, clamped to [1, G_max], at arc lengths g * L / G
+/// (gate 0 is the start/finish line). Each gate: centre and tangent interpolated between the
+/// two samples around its arc length, the half-width there, and the arc length.
+struct checkpoints {
+  static constexpr detail::stage_role role = detail::stage_role::shape;
+  static constexpr std::uint32_t stage_id = 6;
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    (void)p;
+    const float count = is_finite(ws.length) ? std::floor(ws.length / ws.checkpoint_spacing) : 1.0f;
+    const int g_total = count < 1.0f ? 1 : (count > static_cast<float>(ws.max_gates) ? ws.max_gates : static_cast<int>(count));
+    const int n = ws.num_samples;
+    for (int g = ctx.rank(); g < g_total; g += ctx.size()) {
+      // Sample coordinate of the gate: g * N / G, in integer arithmetic for the whole part.
+      const long long num = static_cast<long long>(g) * n;
+      const int k = static_cast<int>(num / g_total);
+      const float f = static_cast<float>(num - static_cast<long long>(k) * g_total) / static_cast<float>(g_total);
+      const int k1 = k + 1 == n ? 0 : k + 1;
+      ws.out_gate_centre[g] = lerp(ws.position[k], ws.position[k1], f);
+      ws.out_gate_normal[g] = normalize_or(lerp(ws.out_tangent[k], ws.out_tangent[k1], f), ws.out_tangent[k]);
+      ws.out_gate_half_width[g] = lerp(ws.out_half_width[k], ws.out_half_width[k1], f);
+      ws.out_gate_arc_length[g] = ws.length * (static_cast<float>(g) / static_cast<float>(g_total));
+    }
+    ws.num_gates = g_total;
+    ctx.sync();
+  }
+};
+
+/// Acceptance test: finite; L in [length_min, length_max]; max curvature <= 1 / turn_radius_min;
+/// clearance: every two samples farther apart along the track than the local window
+/// w = pi * max(turn_radius_min, c / 2) (the arc of a half turn of the tightest legal radius)
+/// are at least c = 2 * half_width + clearance_margin apart in space (O(N^2) pairs, split over
+/// the block). Sets `valid` and the failure bits.
+struct validate {
+  static constexpr detail::stage_role role = detail::stage_role::validate;
+  static constexpr std::uint32_t stage_id = 7;
+
+  /// Local window of the clearance test, in samples, for a track of length L with N samples.
+  TRACK_GEN_HD static int window_samples(const track_params& p, float length, int n) {
+    const float c = 2.0f * p.half_width + p.validate.clearance_margin;
+    const float arc = detail::pi * detail::max_f(p.validate.turn_radius_min, 0.5f * c);
+    const float ds = length / static_cast<float>(n);
+    return ds > 0.0f ? static_cast<int>(std::ceil(arc / ds)) : n;
+  }
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    std::uint32_t fail = 0;
+    if (!ws.finite) fail |= status::fail_not_finite;
+    if (!(ws.length >= p.validate.length_min && ws.length <= p.validate.length_max)) fail |= status::fail_length;
+    if (!(ws.max_curvature <= 1.0f / p.validate.turn_radius_min)) fail |= status::fail_curvature;
+    if (fail == 0) {  // the O(N^2) test only for candidates that passed the cheap ones
+      const int n = ws.num_samples;
+      const int w = window_samples(p, ws.length, n);
+      const float c = 2.0f * p.half_width + p.validate.clearance_margin;
+      const float c2 = c * c;
+      bool clear = true;
+      for (int i = ctx.rank(); i < n && clear; i += ctx.size()) {
+        const float3 a = ws.position[i];
+        const int j_end = i + n - w - 1 < n - 1 ? i + n - w - 1 : n - 1;
+        for (int j = i + w + 1; j <= j_end; ++j) {
+          const float3 d = ws.position[j] - a;
+          if (dot(d, d) < c2) {
+            clear = false;
+            break;
+          }
+        }
+      }
+      if (!ctx.all(clear)) fail |= status::fail_clearance;
+    }
+    ws.fail_bits = fail;
+    ws.valid = fail == 0;
+  }
+};
+
+}  // namespace track_gen::stages

@@ -1,0 +1,129 @@
+#pragma once
+/// @file
+/// The per-track workspace the stages share: scratch arrays (shared memory on the GPU, a
+/// preallocated host buffer on the CPU) and scalars that every thread of the block holds the
+/// same value of (they are only ever computed from broadcast collectives).
+
+#include <track_gen/course_ref.hpp>
+#include <track_gen/detail/config.hpp>
+#include <track_gen/random.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace track_gen::detail {
+
+/// Where a track's geometry comes from.
+enum class track_source : int {
+  random = 0,          ///< the generating stages draw it
+  control_points = 1,  ///< user control points, interpolated by the spline stage
+  centreline = 2,      ///< a user polyline taken as the dense centreline
+  fallback = 3,        ///< control points on the guaranteed-valid ellipse
+};
+
+/// Byte offsets of the scratch arrays inside one block's scratch memory.
+struct scratch_layout {
+  int control_capacity = 0;  ///< control points
+  int dense_capacity = 0;    ///< dense centreline samples
+  int num_samples = 0;       ///< N
+  std::size_t control = 0, control_next = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
+
+  static constexpr std::size_t align(std::size_t b) { return (b + 15u) & ~std::size_t{15u}; }
+
+  static scratch_layout make(int control_capacity, int dense_capacity, int num_samples) {
+    scratch_layout l;
+    l.control_capacity = control_capacity;
+    l.dense_capacity = dense_capacity;
+    l.num_samples = num_samples;
+    std::size_t at = 0;
+    l.control = at;
+    at = align(at + sizeof(float3) * control_capacity);
+    l.control_next = at;
+    at = align(at + sizeof(float3) * control_capacity);
+    l.dense = at;
+    at = align(at + sizeof(float3) * dense_capacity);
+    l.dense_s = at;
+    at = align(at + sizeof(float) * (dense_capacity + 1));
+    l.position = at;
+    at = align(at + sizeof(float3) * num_samples);
+    l.bytes = at;
+    return l;
+  }
+};
+
+/// What one block (one track) works with.
+struct workspace {
+  // Scratch arrays.
+  float3* control;       ///< [control_capacity] control points
+  float3* control_next;  ///< [control_capacity] next iterate of the repulsive relaxation
+  float3* dense;         ///< [dense_capacity] dense centreline samples
+  float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
+  float3* position;      ///< [N] resampled centreline
+
+  // This env's slice of the output arrays (written by frames/checkpoints/store).
+  float3* out_position;
+  float3* out_tangent;
+  float3* out_normal;
+  float* out_half_width;
+  float* out_curvature;
+  float3* out_gate_centre;
+  float3* out_gate_normal;
+  float* out_gate_half_width;
+  float* out_gate_arc_length;
+
+  // Identity and random stream of this attempt.
+  std::uint64_t seed;
+  std::uint32_t global_env, episode, attempt;
+  track_source source;
+
+  // Sizes and block-uniform scalars.
+  int num_control;
+  int num_dense;
+  int num_samples;
+  int max_gates;
+  float checkpoint_spacing;
+  bool dense_is_spline;  ///< dense samples come from the spline (resample re-evaluates it)
+  float length;
+  float max_curvature;
+  bool finite;
+  int num_gates;
+  bool valid;
+  std::uint32_t fail_bits;
+
+  /// The random stream of `stage` for this (seed, env, episode, attempt).
+  TRACK_GEN_HD philox_stream rng(std::uint32_t stage) const {
+    return philox_stream(seed, global_env, episode, attempt, stage);
+  }
+
+  TRACK_GEN_HD void bind_scratch(unsigned char* base, const scratch_layout& l) {
+    control = reinterpret_cast<float3*>(base + l.control);
+    control_next = reinterpret_cast<float3*>(base + l.control_next);
+    dense = reinterpret_cast<float3*>(base + l.dense);
+    dense_s = reinterpret_cast<float*>(base + l.dense_s);
+    position = reinterpret_cast<float3*>(base + l.position);
+  }
+
+  TRACK_GEN_HD void bind_output(const track_arrays& a, int env, int n, int g_max) {
+    const std::size_t s = static_cast<std::size_t>(env) * n;
+    const std::size_t g = static_cast<std::size_t>(env) * g_max;
+    out_position = a.position + s;
+    out_tangent = a.tangent + s;
+    out_normal = a.normal + s;
+    out_half_width = a.half_width + s;
+    out_curvature = a.curvature + s;
+    out_gate_centre = a.gate_centre + g;
+    out_gate_normal = a.gate_normal + g;
+    out_gate_half_width = a.gate_half_width + g;
+    out_gate_arc_length = a.gate_arc_length + g;
+  }
+};
+
+/// The roles a stage can play; the pipeline skips roles that do not apply to a track's source.
+enum class stage_role : int {
+  generate,     ///< draws control points (random tracks only)
+  interpolate,  ///< control points -> dense centreline (not for user centrelines)
+  shape,        ///< dense centreline -> samples, frames, gates (every track)
+  validate,     ///< decides `valid` (last stage of a pipeline)
+};
+
+}  // namespace track_gen::detail

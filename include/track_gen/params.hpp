@@ -1,0 +1,83 @@
+#pragma once
+/// @file
+/// Generation parameters: one struct per stage, gathered in `track_params`. All lengths in
+/// metres, angles in radians.
+
+#include <track_gen/detail/config.hpp>
+
+#include <cstdint>
+
+namespace track_gen {
+
+/// `stages::random_polar`: control points at sorted jittered angles around the origin.
+struct random_polar_params {
+  /// Number of control points M, in [4, tuning::max_control_points].
+  int control_points = 12;
+  /// Radius band of the control points [m], 0 < radius_min <= radius_max.
+  float radius_min = 4.0f;
+  float radius_max = 7.0f;
+  /// Angular jitter as a fraction of the angular step 2*pi/M, in [0, 1): angles stay strictly
+  /// increasing because each point moves at most jitter/2 of a step either way.
+  float angle_jitter = 0.5f;
+  /// Elevation band of the control points [m] (both 0: a flat track).
+  float elevation_min = 0.0f;
+  float elevation_max = 0.0f;
+};
+
+/// `stages::repulsive`: bounded relaxation pushing non-adjacent control-polygon segments apart.
+struct repulsive_params {
+  /// Target clearance between a control point and every non-adjacent polygon segment [m], >= 0.
+  float clearance = 1.5f;
+  /// Pull of a pushed point toward the midpoint of its neighbours, per iteration, in [0, 1).
+  float smoothing = 0.05f;
+  /// Iteration bound (the BOUNDED loop), in [0, 1000]; 0 disables the stage.
+  int max_iterations = 32;
+  /// Stop once the largest overlap is below this [m], > 0.
+  float tolerance = 1e-3f;
+};
+
+/// `stages::catmull_rom`: periodic centripetal Catmull-Rom spline through the control points.
+struct spline_params {
+  /// Dense samples per spline segment, in [4, 256].
+  int samples_per_segment = 32;
+};
+
+/// `stages::validate`: acceptance test of a candidate track and the retry budget.
+struct validate_params {
+  /// Accepted centreline length range [m], 0 < length_min < length_max.
+  float length_min = 10.0f;
+  float length_max = 60.0f;
+  /// Minimum turn radius of the centreline [m], > 0: max curvature <= 1 / turn_radius_min.
+  float turn_radius_min = 0.4f;
+  /// Extra gap required between track edges that are far apart along the track [m], >= 0:
+  /// such points must be >= 2 * half_width + clearance_margin apart.
+  float clearance_margin = 0.1f;
+  /// Attempts before the fallback ellipse, in [1, 255].
+  int max_attempts = 16;
+};
+
+/// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
+/// change what you need.
+struct track_params {
+  /// Environments in this batch (one track each), >= 1.
+  int num_envs = 1;
+  /// Global id of local environment 0 (sharding across devices): env e draws the random stream
+  /// of global id env_offset + e.
+  std::uint32_t env_offset = 0;
+  /// Seed of every random stream of the batch.
+  std::uint64_t seed = 0;
+  /// Samples N of the resampled centreline (uniform in arc length), in [8, 4096].
+  int num_samples = 256;
+  /// Track half-width [m], > 0 (stored per sample).
+  float half_width = 0.3f;
+  /// Half-height of every gate's opening [m], > 0: a crossing counts when it is within the
+  /// half-width sideways and this vertically of the gate centre.
+  float gate_half_height = 1.0f;
+
+  random_polar_params polar;
+  repulsive_params repulsive;
+  spline_params spline;
+  validate_params validate;
+};
+
+}  // namespace track_gen

@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// Per-environment status bits of a track and the per-step event/flag bits of progress tracking.
+
+#include <cstdint>
+
+namespace track_gen {
+
+/// Bits of the per-environment track status word (`uint32_t [E]`).
+namespace status {
+/// The track passed `stages::validate` (a fallback track can be valid too).
+inline constexpr std::uint32_t valid = 1u << 0;
+/// Every attempt failed validation and the fallback ellipse replaced the track.
+inline constexpr std::uint32_t fallback = 1u << 1;
+/// A non-finite position (NaN/Inf) was passed to `step` since the last regeneration; the
+/// progress state was left unchanged on those steps.
+inline constexpr std::uint32_t invalid_input = 1u << 2;
+/// The track comes from user-supplied control points or a centreline (no random stages).
+inline constexpr std::uint32_t user_track = 1u << 3;
+/// Why the track is not valid, or, with `fallback`, why the last random attempt failed.
+inline constexpr std::uint32_t fail_not_finite = 1u << 4;
+inline constexpr std::uint32_t fail_length = 1u << 5;
+inline constexpr std::uint32_t fail_curvature = 1u << 6;
+inline constexpr std::uint32_t fail_clearance = 1u << 7;
+/// Bits 8..15 hold the number of generation attempts made (1..255), the fallback not counted.
+inline constexpr int attempts_shift = 8;
+inline constexpr std::uint32_t attempts_mask = 0xffu << attempts_shift;
+/// The number of attempts recorded in a status word.
+constexpr int attempts(std::uint32_t s) { return static_cast<int>((s & attempts_mask) >> attempts_shift); }
+}  // namespace status
+
+/// Bits of the per-environment progress flag word (`uint32_t [E]`), rewritten by every `step`.
+namespace progress_flags {
+/// The last position is known (false right after a reset: the first step only initialises).
+inline constexpr std::uint32_t has_last = 1u << 0;
+/// |lateral offset| > half-width at the projection of the current position.
+inline constexpr std::uint32_t off_track = 1u << 1;
+/// The agent moved against the track tangent on this step.
+inline constexpr std::uint32_t wrong_way = 1u << 2;
+/// Event of this step: at least one gate was passed.
+inline constexpr std::uint32_t gate_passed = 1u << 3;
+/// Event of this step: a lap was completed (gate 0 passed after all the others).
+inline constexpr std::uint32_t lap_completed = 1u << 4;
+/// Event of this step: the projection fell back to a full O(N) search (the agent jumped).
+inline constexpr std::uint32_t full_search = 1u << 5;
+/// This step's position was NaN/Inf and was ignored.
+inline constexpr std::uint32_t invalid_position = 1u << 6;
+/// Mask of the bits that describe one step only (cleared at the start of every step).
+inline constexpr std::uint32_t step_events = off_track | wrong_way | gate_passed | lap_completed |
+                                             full_search | invalid_position;
+}  // namespace progress_flags
+
+}  // namespace track_gen
