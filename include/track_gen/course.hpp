@@ -93,12 +93,18 @@ class course {
   /// @throws capture_error `stream` is capturing (construction allocates).
   /// @throws cuda_error a CUDA call failed.
   course(const track_params& params, float checkpoint_spacing, stream_type stream = {})
-      : course(params, checkpoint_spacing, nullptr, stream) {}
+      : course(params, checkpoint_spacing, nullptr, nullptr, stream) {}
 
   /// As above, with user tracks instead of random ones (one per env or one shared by all).
   /// Copies `tracks` to the backend's memory (synchronising `stream` once).
   course(const track_params& params, float checkpoint_spacing, const user_tracks& tracks, stream_type stream = {})
-      : course(params, checkpoint_spacing, &tracks, stream) {}
+      : course(params, checkpoint_spacing, &tracks, nullptr, stream) {}
+
+  /// As the first constructor, with per-env parameter sets (user_tracks.hpp: track_variants).
+  /// Copies the variants to the backend's memory (synchronising `stream` once).
+  /// @throws std::invalid_argument a variant out of range (named by its index) or a bad index.
+  course(const track_params& params, float checkpoint_spacing, const track_variants& variants, stream_type stream = {})
+      : course(params, checkpoint_spacing, nullptr, &variants, stream) {}
 
   course(course&&) noexcept = default;
   course& operator=(course&&) noexcept = default;
@@ -107,8 +113,13 @@ class course {
   ~course() = default;
 
   /// Binds the agents' positions: `float3 [E]` [m, env-local frame], owned by the caller,
-  /// read by every `step`. Device memory for `backend::cuda`.
-  void bind(const float3* positions) { positions_ = positions; }
+  /// read by every `step`. Device (or managed) memory for `backend::cuda`.
+  /// @throws std::invalid_argument `positions` is null, or a host pointer with backend::cuda.
+  void bind(const float3* positions) {
+    if (positions == nullptr) throw std::invalid_argument("track_gen: course::bind: positions is null");
+    ops::require_device_pointer(positions, "course::bind: positions");
+    positions_ = positions;
+  }
 
   /// Advances every env's progress to its bound position (DESIGN §4). Asynchronous; allocates
   /// and synchronises nothing; may be recorded in a CUDA graph capture on `stream`.
@@ -122,7 +133,9 @@ class course {
   /// memory; nullptr = every env) and resets their progress; `advance` moves them to their next
   /// episode (a new track), otherwise the same track is rebuilt. Other envs are untouched, bit
   /// for bit. Asynchronous; allocates and synchronises nothing.
+  /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda.
   void regenerate(const std::int32_t* mask, bool advance, stream_type stream) {
+    if (mask != nullptr) ops::require_device_pointer(mask, "course::regenerate: mask");
     detail::generate_args a = generate_args_;
     a.mask = mask;
     a.advance = advance;
@@ -143,6 +156,7 @@ class course {
   float checkpoint_spacing() const { return spacing_; }
 
   /// Copies every track to the host. Synchronises `stream`; not for the step path.
+  /// @throws capture_error `stream` is capturing.
   track_snapshot copy_tracks(stream_type stream) const {
     const std::vector<unsigned char> h = copy_storage(stream);
     unsigned char* b = const_cast<unsigned char*>(h.data());
@@ -171,6 +185,7 @@ class course {
   }
 
   /// Copies every env's progress to the host. Synchronises `stream`; not for the step path.
+  /// @throws capture_error `stream` is capturing.
   progress_snapshot copy_progress(stream_type stream) const {
     const std::vector<unsigned char> h = copy_storage(stream);
     const progress_arrays a = layout_.progress(const_cast<unsigned char*>(h.data()));
@@ -190,9 +205,12 @@ class course {
  private:
   using ops = typename detail::backend_ops<backend_type>::type;
 
-  course(const track_params& params, float checkpoint_spacing, const user_tracks* tracks, stream_type stream)
+  course(const track_params& params, float checkpoint_spacing, const user_tracks* tracks,
+         const track_variants* variants, stream_type stream)
       : params_(params), spacing_(checkpoint_spacing) {
     detail::check_params(params_, spacing_);
+    std::vector<track_params> sets;
+    if (variants != nullptr) sets = detail::check_variants(*variants, params_, spacing_);
     if constexpr (!std::is_same_v<backend_type, backend::host>) ops::require_not_capturing(stream, "course construction");
     detail::sanitized_tracks user;
     const bool has_user = tracks != nullptr;
@@ -204,6 +222,12 @@ class course {
     int control_cap = std::max(m, detail::fallback_control_points);
     int dense_cap = control_cap * per;
     float length_cap = params_.validate.length_max;
+    for (const track_params& v : sets) {
+      const int cap = std::max(v.polar.control_points, detail::fallback_control_points);
+      control_cap = std::max(control_cap, cap);
+      dense_cap = std::max(dense_cap, cap * v.spline.samples_per_segment);
+      length_cap = std::max(length_cap, v.validate.length_max);
+    }
     if (has_user) {
       control_cap = std::max(control_cap, user.max_count);
       dense_cap = std::max(dense_cap, tracks->type == user_tracks::kind::control_points ? user.max_count * per : user.max_count);
@@ -236,6 +260,18 @@ class course {
     a.user_offsets = nullptr;
     a.num_user_tracks = 0;
     a.user_source = detail::track_source::random;
+    a.variants = nullptr;
+    a.env_variant = nullptr;
+    if (!sets.empty()) {
+      const std::size_t set_bytes = sets.size() * sizeof(track_params);
+      const std::size_t index_at = (set_bytes + 255u) & ~std::size_t{255u};
+      variant_storage_ = detail::owned_bytes<ops>(index_at + variants->env_variant.size() * sizeof(std::int32_t));
+      const std::vector<std::int32_t> index(variants->env_variant.begin(), variants->env_variant.end());
+      ops::copy_from_host(variant_storage_.get(), sets.data(), set_bytes, stream);
+      ops::copy_from_host(variant_storage_.get() + index_at, index.data(), index.size() * sizeof(std::int32_t), stream);
+      a.variants = reinterpret_cast<const track_params*>(variant_storage_.get());
+      a.env_variant = reinterpret_cast<const std::int32_t*>(variant_storage_.get() + index_at);
+    }
     if (has_user) {
       const std::size_t point_bytes = user.points.size() * sizeof(float3);
       const std::size_t offset_at = (point_bytes + 255u) & ~std::size_t{255u};
@@ -252,6 +288,7 @@ class course {
   }
 
   std::vector<unsigned char> copy_storage(stream_type stream) const {
+    if constexpr (!std::is_same_v<backend_type, backend::host>) ops::require_not_capturing(stream, "course::copy_tracks/copy_progress");
     std::vector<unsigned char> h(layout_.bytes);
     ops::copy_to_host(h.data(), storage_.get(), layout_.bytes, stream);
     return h;
@@ -264,6 +301,7 @@ class course {
   detail::generate_args generate_args_{};
   detail::owned_bytes<ops> storage_;
   detail::owned_bytes<ops> user_storage_;
+  detail::owned_bytes<ops> variant_storage_;
   detail::owned_bytes<ops> scratch_;  ///< host backend only: one track's workspace
   const float3* positions_ = nullptr;
 };

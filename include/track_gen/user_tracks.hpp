@@ -4,6 +4,7 @@
 /// centreline polyline taken as is; both go through resample, frames, checkpoints and validate.
 
 #include <track_gen/detail/config.hpp>
+#include <track_gen/params.hpp>
 
 #include <vector>
 
@@ -19,6 +20,16 @@ struct user_tracks {
   /// env-local frame. Need not repeat the first point at the end (a repeat is dropped), and
   /// consecutive points closer than 1e-6 of the track's extent are merged.
   std::vector<std::vector<float3>> tracks;
+};
+
+/// Per-environment generation parameters (curriculum levels, mixed difficulties): env e
+/// generates with `variants[env_variant[e]]`. The batch-wide fields of a variant (num_envs,
+/// env_offset, seed, num_samples, gate_half_height) are ignored: the batch's params rule them.
+/// An env's track depends only on its own variant, so envs of other variants are the same, bit
+/// for bit, as in a batch without them.
+struct track_variants {
+  std::vector<track_params> variants;  ///< at least one; host memory
+  std::vector<int> env_variant;        ///< [E], each in [0, variants.size())
 };
 
 }  // namespace track_gen

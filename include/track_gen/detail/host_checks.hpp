@@ -56,6 +56,33 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
           "track_params.env_offset + num_envs - 1 must fit in 32 bits (global env ids are uint32)");
 }
 
+/// Checks per-env variants; returns them with the batch-wide fields replaced by the batch's.
+inline std::vector<track_params> check_variants(const track_variants& v, const track_params& batch, float spacing) {
+  require(!v.variants.empty(), "track_variants.variants is empty: give at least one parameter set");
+  require(v.env_variant.size() == static_cast<std::size_t>(batch.num_envs),
+          "track_variants.env_variant has " + std::to_string(v.env_variant.size()) + " entries; expected num_envs = " +
+              std::to_string(batch.num_envs));
+  std::vector<track_params> out;
+  for (std::size_t i = 0; i < v.variants.size(); ++i) {
+    track_params p = v.variants[i];
+    p.num_envs = batch.num_envs;
+    p.env_offset = batch.env_offset;
+    p.seed = batch.seed;
+    p.num_samples = batch.num_samples;
+    p.gate_half_height = batch.gate_half_height;
+    try {
+      check_params(p, spacing);
+    } catch (const std::invalid_argument& err) {
+      throw std::invalid_argument(std::string(err.what()) + " (in track_variants.variants[" + std::to_string(i) + "])");
+    }
+    out.push_back(p);
+  }
+  const int count = static_cast<int>(v.variants.size());
+  for (std::size_t e = 0; e < v.env_variant.size(); ++e)
+    require_range(("track_variants.env_variant[" + std::to_string(e) + "]").c_str(), v.env_variant[e], 0, count - 1);
+  return out;
+}
+
 /// User tracks after cleaning: concatenated points, offsets, and the longest polyline length.
 struct sanitized_tracks {
   std::vector<float3> points;

@@ -7,6 +7,7 @@
 #include <track_gen/detail/progress/kernels.cuh>
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 
 namespace track_gen::detail {
@@ -38,6 +39,21 @@ struct cuda_ops {
                           " allocates device memory or synchronises, which is not allowed while the stream is "
                           "capturing a CUDA graph; do it before cudaStreamBeginCapture / torch.cuda.graph and "
                           "record only step() and regenerate() in the capture.");
+    }
+  }
+
+  /// Throws std::invalid_argument unless `p` is device (or managed) memory: a host pointer
+  /// handed to a kernel would fault and poison the whole context. No synchronisation.
+  static void require_device_pointer(const void* p, const char* what) {
+    cudaPointerAttributes attr{};
+    const cudaError_t code = cudaPointerGetAttributes(&attr, p);
+    if (code != cudaSuccess) {
+      (void)cudaGetLastError();  // clear the non-sticky error this query may leave behind
+      throw std::invalid_argument(std::string("track_gen: ") + what + " is not a CUDA pointer (" + cudaGetErrorName(code) + ")");
+    }
+    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
+      throw std::invalid_argument(std::string("track_gen: ") + what +
+                                  " must point to device or managed memory (backend::cuda); got a host pointer");
     }
   }
 

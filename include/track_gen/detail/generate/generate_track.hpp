@@ -30,6 +30,8 @@ struct generate_args {
   const int* user_offsets;    ///< [num_user_tracks + 1]
   int num_user_tracks;        ///< 0, 1 (shared by every env) or E
   track_source user_source;   ///< control_points or centreline
+  const track_params* variants;     ///< per-env parameter sets (null: `params` for every env)
+  const std::int32_t* env_variant;  ///< [E] index into `variants`
 };
 
 /// Semi-axes (a, b), a = 1.25 b, of the fallback ellipse whose perimeter is the middle of the
@@ -43,17 +45,19 @@ TRACK_GEN_HD inline float fallback_minor_axis(const track_params& p) {
 /// Builds env e's track into the output arrays. Every thread of the block calls it.
 template <class Pipeline, class Ctx>
 TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
-  const track_params& p = a.params;
+  // Stage parameters: the env's variant; batch-wide fields always come from a.params.
+  const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
+  const int n = a.params.num_samples;
   const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
-  ws.seed = p.seed;
-  ws.global_env = p.env_offset + static_cast<std::uint32_t>(e);
+  ws.seed = a.params.seed;
+  ws.global_env = a.params.env_offset + static_cast<std::uint32_t>(e);
   ws.episode = episode;
   ws.attempt = 0;
-  ws.num_samples = p.num_samples;
+  ws.num_samples = n;
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
   ws.dense_is_spline = false;
-  ws.bind_output(a.tracks, e, p.num_samples, a.max_gates);
+  ws.bind_output(a.tracks, e, n, a.max_gates);
 
   std::uint32_t st = 0;
   int attempts = 1;
@@ -93,7 +97,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, 
       st |= status::fallback;
     }
   }
-  for (int k = ctx.rank(); k < p.num_samples; k += ctx.size()) ws.out_position[k] = ws.position[k];
+  for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out_position[k] = ws.position[k];
   st |= ws.valid ? status::valid : ws.fail_bits;
   st |= static_cast<std::uint32_t>(attempts) << status::attempts_shift;
   if (ctx.rank() == 0) {

@@ -19,6 +19,8 @@ struct host_ops {
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
   static void zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
 
+  static void require_device_pointer(const void*, const char*) {}
+
   /// Generates every env (or every env with a nonzero mask entry), one after the other.
   template <class Pipeline, class Tuning>
   static void generate(const generate_args& a, unsigned char* scratch, host_stream) {
