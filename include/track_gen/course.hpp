@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -157,48 +158,55 @@ class course {
 
   /// Copies every track to the host. Synchronises `stream`; not for the step path.
   /// @throws capture_error `stream` is capturing.
-  track_snapshot copy_tracks(stream_type stream) const {
-    const std::vector<unsigned char> h = copy_storage(stream);
-    unsigned char* b = const_cast<unsigned char*>(h.data());
-    const track_arrays a = layout_.tracks(b);
-    const std::size_t s = static_cast<std::size_t>(params_.num_envs) * params_.num_samples;
-    const std::size_t g = static_cast<std::size_t>(params_.num_envs) * max_gates_;
-    const std::size_t e = static_cast<std::size_t>(params_.num_envs);
+  track_snapshot copy_tracks(stream_type stream) const { return copy_tracks(0, params_.num_envs, stream); }
+
+  /// Copies the tracks of envs [first, first + count) to the host (the snapshot's env 0 is env
+  /// `first`). Synchronises `stream`; not for the step path.
+  /// @throws std::invalid_argument the range is not inside [0, num_envs()).
+  /// @throws capture_error `stream` is capturing.
+  track_snapshot copy_tracks(int first, int count, stream_type stream) const {
+    check_range(first, count);
+    const track_arrays a = view().tracks();
+    const std::size_t n = static_cast<std::size_t>(params_.num_samples);
+    const std::size_t g = static_cast<std::size_t>(max_gates_);
     track_snapshot t;
-    t.num_envs = params_.num_envs;
+    t.num_envs = count;
     t.num_samples = params_.num_samples;
     t.max_gates = max_gates_;
-    t.position.assign(a.position, a.position + s);
-    t.tangent.assign(a.tangent, a.tangent + s);
-    t.normal.assign(a.normal, a.normal + s);
-    t.half_width.assign(a.half_width, a.half_width + s);
-    t.curvature.assign(a.curvature, a.curvature + s);
-    t.gate_centre.assign(a.gate_centre, a.gate_centre + g);
-    t.gate_normal.assign(a.gate_normal, a.gate_normal + g);
-    t.gate_half_width.assign(a.gate_half_width, a.gate_half_width + g);
-    t.gate_arc_length.assign(a.gate_arc_length, a.gate_arc_length + g);
-    t.length.assign(a.length, a.length + e);
-    t.num_gates.assign(a.num_gates, a.num_gates + e);
-    t.status.assign(a.status, a.status + e);
-    t.episode.assign(a.episode, a.episode + e);
+    copier c{first, count, stream};
+    c(t.position, a.position, n);
+    c(t.tangent, a.tangent, n);
+    c(t.normal, a.normal, n);
+    c(t.half_width, a.half_width, n);
+    c(t.curvature, a.curvature, n);
+    c(t.gate_centre, a.gate_centre, g);
+    c(t.gate_normal, a.gate_normal, g);
+    c(t.gate_half_width, a.gate_half_width, g);
+    c(t.gate_arc_length, a.gate_arc_length, g);
+    c(t.length, a.length, 1);
+    c(t.num_gates, a.num_gates, 1);
+    c(t.status, a.status, 1);
+    c(t.episode, a.episode, 1);
+    ops::synchronize(stream);
     return t;
   }
 
-  /// Copies every env's progress to the host. Synchronises `stream`; not for the step path.
+  /// Copies every env's progress to the host ([E] each). Synchronises `stream`; not for the
+  /// step path.
   /// @throws capture_error `stream` is capturing.
   progress_snapshot copy_progress(stream_type stream) const {
-    const std::vector<unsigned char> h = copy_storage(stream);
-    const progress_arrays a = layout_.progress(const_cast<unsigned char*>(h.data()));
-    const std::size_t e = static_cast<std::size_t>(params_.num_envs);
+    const progress_arrays a = view().progress_data();
     progress_snapshot p;
-    p.next_gate.assign(a.next_gate, a.next_gate + e);
-    p.laps.assign(a.laps, a.laps + e);
-    p.gates_passed.assign(a.gates_passed, a.gates_passed + e);
-    p.hint.assign(a.hint, a.hint + e);
-    p.lap_progress.assign(a.lap_progress, a.lap_progress + e);
-    p.lateral.assign(a.lateral, a.lateral + e);
-    p.last_position.assign(a.last_position, a.last_position + e);
-    p.flags.assign(a.flags, a.flags + e);
+    copier c{0, params_.num_envs, stream};
+    c(p.next_gate, a.next_gate, 1);
+    c(p.laps, a.laps, 1);
+    c(p.gates_passed, a.gates_passed, 1);
+    c(p.hint, a.hint, 1);
+    c(p.lap_progress, a.lap_progress, 1);
+    c(p.lateral, a.lateral, 1);
+    c(p.last_position, a.last_position, 1);
+    c(p.flags, a.flags, 1);
+    ops::synchronize(stream);
     return p;
   }
 
@@ -287,11 +295,23 @@ class course {
     ops::template generate<Pipeline, tuning>(a, scratch_.get(), stream);
   }
 
-  std::vector<unsigned char> copy_storage(stream_type stream) const {
-    if constexpr (!std::is_same_v<backend_type, backend::host>) ops::require_not_capturing(stream, "course::copy_tracks/copy_progress");
-    std::vector<unsigned char> h(layout_.bytes);
-    ops::copy_to_host(h.data(), storage_.get(), layout_.bytes, stream);
-    return h;
+  /// Queues the copy of envs [first, first + count) of one array (`per_env` elements each).
+  struct copier {
+    int first, count;
+    stream_type stream;
+    template <class T>
+    void operator()(std::vector<T>& dst, const T* src, std::size_t per_env) {
+      if constexpr (!std::is_same_v<backend_type, backend::host>) ops::require_not_capturing(stream, "course::copy_tracks/copy_progress");
+      dst.resize(static_cast<std::size_t>(count) * per_env);
+      ops::copy_to_host_async(dst.data(), src + static_cast<std::size_t>(first) * per_env, dst.size() * sizeof(T), stream);
+    }
+  };
+
+  void check_range(int first, int count) const {
+    if (first < 0 || count < 0 || first > params_.num_envs - count) {
+      throw std::invalid_argument("track_gen: copy_tracks: env range [" + std::to_string(first) + ", " +
+                                  std::to_string(first + count) + ") is not inside [0, " + std::to_string(params_.num_envs) + ")");
+    }
   }
 
   track_params params_;

@@ -24,6 +24,13 @@ struct cuda_ops {
     throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.get()), "cudaMemcpyAsync (device to host)");
     throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after a copy to the host");
   }
+  /// Asynchronous device -> host copy on `stream`; call `synchronize` before reading `dst`.
+  static void copy_to_host_async(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.get()), "cudaMemcpyAsync (device to host)");
+  }
+  static void synchronize(::cuda::stream_ref stream) {
+    throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after copies to the host");
+  }
   /// Copy host -> device on `stream`, waiting for it so the host buffer may go away.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
     throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.get()), "cudaMemcpyAsync (host to device)");
