@@ -237,7 +237,7 @@ class course {
       length_cap = std::max(length_cap, v.validate.length_max);
     }
     if (has_user) {
-      control_cap = std::max(control_cap, user.max_count);
+      if (tracks->type == user_tracks::kind::control_points) control_cap = std::max(control_cap, user.max_count);
       dense_cap = std::max(dense_cap, tracks->type == user_tracks::kind::control_points ? user.max_count * per : user.max_count);
       // A spline through the points is rarely more than 1.5x its control polygon.
       length_cap = std::max(length_cap, 1.5f * user.max_polyline_length);

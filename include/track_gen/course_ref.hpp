@@ -112,7 +112,8 @@ class track_ref {
 
   /// Nearest point of the centreline to `p`: searches the `window` segments on each side of
   /// segment `hint` (O(window)), and all N segments (O(N)) when the local minimum lies on the
-  /// window's edge, which is where a jump of the agent shows. `window <= 0` searches everything.
+  /// window's edge or farther than the half-width from `p` (a jump, or an off-track agent).
+  /// `window <= 0` searches everything.
   TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
     using namespace detail;
     const int n = num_samples_;
@@ -124,6 +125,10 @@ class track_ref {
       for (int o = -window; o <= window; ++o) scan_segment(p, wrap(hint + o, n), best, best_t, best_d2);
       const int off = wrap(best - hint, n);
       full = (off == window || off == n - window);  // minimum on the edge: may lie beyond
+      // Farther than the half-width from the local minimum, another part of the track may be
+      // nearer (a jump across the infield): validation only guarantees that distant parts are
+      // 2 * half_width + margin apart, so within the half-width the local minimum is global.
+      if (!full) full = best_d2 > half_width_[best] * half_width_[best];
     }
     if (full) {
       best_d2 = 3.0e38f;

@@ -1,0 +1,4 @@
+// Progress tracking fused into a user kernel on the host backend (test bodies: fused_view_cases.hpp).
+#include "fused_view_cases.hpp"
+
+TEST_CASE_TEMPLATE_APPLY(progress_test::fused_view_step, std::tuple<track_gen::host_policy>);

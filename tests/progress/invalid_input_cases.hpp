@@ -1,0 +1,110 @@
+#pragma once
+/// @file
+/// NaN/Inf positions: the env's progress is left as it was, status::invalid_input and
+/// progress_flags::invalid_position report it, other envs are unaffected, and regeneration
+/// clears the status bit. Test bodies templated over the policy; applied in
+/// invalid_input_test.cpp and invalid_input_test.cu.
+
+#include "progress_harness.hpp"
+
+#include <limits>
+
+namespace progress_test {
+
+TEST_CASE_TEMPLATE_DEFINE("NaN/Inf positions leave the env's progress unchanged and are reported", Policy,
+                          invalid_input_positions) {
+  // Three envs on the circle (r = 50 m, 10 m spacing: gate 1 at 10.13 m, gate 2 at 20.27 m).
+  // Course `a` feeds env 1 non-finite positions for five steps; course `b` is identical except
+  // that env 1 keeps finite positions: envs 0 and 2 must match bit for bit between them.
+  const circle c{50.0};
+  const int n = 3;
+  rig<Policy> a(user_track_params(n), 10.0f, centreline({c.polyline(2000)}));
+  rig<Policy> b(user_track_params(n), 10.0f, centreline({c.polyline(2000)}));
+  require_valid_user_tracks(a.tracks());
+
+  auto set_all = [&](double s) {
+    for (int e = 0; e < n; ++e) a.positions[static_cast<std::size_t>(e)] = b.positions[static_cast<std::size_t>(e)] = c.at(s);
+  };
+  // Steps 0-2: everybody drives to s = 10.5 m, crossing gate 1 on step 2.
+  for (double s : {0.0, 5.0, 10.5}) {
+    set_all(s);
+    a.step();
+    b.step();
+  }
+  const tg::progress_snapshot before = a.progress();
+  const progress_entry env1 = entry(before, 1);
+  REQUIRE(env1.gates_passed == 1);  // the test's premise: a state worth preserving, with an event
+  REQUIRE(has(env1.flags, tg::progress_flags::gate_passed));
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float3 bad[] = {v3(nan, 0, 0), v3(0, inf, 0), v3(0, 0, -inf), v3(nan, nan, nan), v3(50.0, 0.0, nan)};
+  double s_others = 10.5;
+  for (const float3& p : bad) {
+    s_others += 2.0;  // envs 0 and 2 drive on and cross gate 2 (20.27 m) during these steps
+    set_all(s_others);
+    a.positions[1] = p;
+    a.step();
+    b.step();
+    const tg::progress_snapshot pa = a.progress(), pb = b.progress();
+    const tg::track_snapshot ta = a.tracks(), tb = b.tracks();
+    INFO("invalid position (" << p.x << ", " << p.y << ", " << p.z << "); env 1 " << describe(entry(pa, 1)));
+    // Env 1: every field as before the bad steps; the flags keep has_last, lose the previous
+    // step's events and gain invalid_position.
+    progress_entry expected = env1;
+    expected.flags = (env1.flags & ~tg::progress_flags::step_events) | tg::progress_flags::invalid_position;
+    CHECK(same_bits(entry(pa, 1), expected));
+    CHECK(has(ta.status[1], tg::status::invalid_input));
+    CHECK(ta.status[1] == (tb.status[1] | tg::status::invalid_input));
+    // Envs 0 and 2: exactly what they are in the course that never saw a bad position.
+    for (int e : {0, 2}) {
+      INFO("env " << e << ": " << describe(entry(pa, e)) << " vs " << describe(entry(pb, e)));
+      CHECK(same_bits(entry(pa, e), entry(pb, e)));
+      CHECK(ta.status[static_cast<std::size_t>(e)] == tb.status[static_cast<std::size_t>(e)]);
+      CHECK_FALSE(has(ta.status[static_cast<std::size_t>(e)], tg::status::invalid_input));
+      CHECK_FALSE(has(pa.flags[static_cast<std::size_t>(e)], tg::progress_flags::invalid_position));
+    }
+  }
+  REQUIRE(entry(a.progress(), 0).gates_passed == 2);  // the others did pass a gate meanwhile
+
+  // A finite position again: progress resumes from the last finite position (10.5 m), so the
+  // move to 21 m crosses gate 2; invalid_input stays set until the env is regenerated.
+  a.positions[1] = c.at(21.0);
+  a.step();
+  {
+    const tg::progress_snapshot pa = a.progress();
+    const progress_entry p = entry(pa, 1);
+    INFO("env 1 after the bad steps: " << describe(p));
+    CHECK(p.gates_passed == 2);
+    CHECK(p.next_gate == 3);
+    CHECK(has(p.flags, tg::progress_flags::gate_passed));
+    CHECK_FALSE(has(p.flags, tg::progress_flags::invalid_position));
+    CHECK(same_bits(p.last_position.x, c.at(21.0).x));
+    CHECK(same_bits(p.last_position.y, c.at(21.0).y));
+    CHECK(arc_distance(p.lap_progress, 21.0, c.length()) < 1e-2);
+    CHECK(has(a.tracks().status[1], tg::status::invalid_input));
+  }
+
+  // Regenerating env 1 (same track) clears invalid_input and resets its progress; envs 0 and 2
+  // are untouched, bit for bit.
+  const tg::progress_snapshot p_before = a.progress();
+  const tg::track_snapshot t_before = a.tracks();
+  a.regenerate({0, 1, 0}, false);
+  const tg::progress_snapshot p_after = a.progress();
+  const tg::track_snapshot t_after = a.tracks();
+  CHECK_FALSE(has(t_after.status[1], tg::status::invalid_input));
+  CHECK(has(t_after.status[1], tg::status::valid));
+  CHECK(t_after.status[1] == (t_before.status[1] & ~tg::status::invalid_input));
+  CHECK(t_after.episode[1] == t_before.episode[1]);  // advance = false: the same episode
+  const progress_entry reset{1, 0, 0, 0, 0.0f, 0.0f, v3(0, 0, 0), 0u};
+  INFO("env 1 after regeneration: " << describe(entry(p_after, 1)));
+  CHECK(same_bits(entry(p_after, 1), reset));
+  for (int e : {0, 2}) {
+    const auto u = static_cast<std::size_t>(e);
+    CHECK(same_bits(entry(p_after, e), entry(p_before, e)));
+    CHECK(t_after.status[u] == t_before.status[u]);
+    CHECK(t_after.episode[u] == t_before.episode[u]);
+  }
+}
+
+}  // namespace progress_test
