@@ -252,8 +252,7 @@ class course {
       ops::template prepare<Pipeline, tuning>(scratch.bytes);
     }
     storage_ = detail::owned_bytes<ops>(layout_.bytes);
-    const std::vector<std::uint32_t> zeros(static_cast<std::size_t>(params_.num_envs), 0u);
-    ops::copy_from_host(storage_.get() + layout_.episode, zeros.data(), zeros.size() * sizeof(std::uint32_t), stream);
+    ops::zero(storage_.get(), layout_.bytes, stream);  // episodes 0, unused gate slots defined
 
     detail::generate_args& a = generate_args_;
     a.params = params_;

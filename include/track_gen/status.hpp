@@ -22,6 +22,8 @@ inline constexpr std::uint32_t fail_not_finite = 1u << 4;
 inline constexpr std::uint32_t fail_length = 1u << 5;
 inline constexpr std::uint32_t fail_curvature = 1u << 6;
 inline constexpr std::uint32_t fail_clearance = 1u << 7;
+/// Consecutive samples were not L/N apart within 5% (a loop between samples).
+inline constexpr std::uint32_t fail_spacing = 1u << 16;
 /// Bits 8..15 hold the number of generation attempts made (1..255), the fallback not counted.
 inline constexpr int attempts_shift = 8;
 inline constexpr std::uint32_t attempts_mask = 0xffu << attempts_shift;

@@ -7,6 +7,7 @@
 #include <track_gen/detail/progress/kernels.cuh>
 
 #include <cstddef>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,9 @@ struct cuda_ops {
   }
   static void synchronize(::cuda::stream_ref stream) {
     throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after copies to the host");
+  }
+  static void zero(void* dst, std::size_t bytes, ::cuda::stream_ref stream) {
+    throw_on_cuda_error(cudaMemsetAsync(dst, 0, bytes, stream.get()), "cudaMemsetAsync of the course storage");
   }
   /// Copy host -> device on `stream`, waiting for it so the host buffer may go away.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
@@ -83,8 +87,15 @@ struct cuda_ops {
                                   " per block: lower track_params.num_samples, spline.samples_per_segment or "
                                   "the size of user centrelines");
     }
-    throw_on_cuda_error(cudaFuncSetAttribute(gen, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
-                        "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    // The limit belongs to the kernel, shared by every course that launches it: only raise it.
+    static std::mutex mutex;
+    static std::size_t raised_to = 0;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (scratch_bytes > raised_to) {
+      throw_on_cuda_error(cudaFuncSetAttribute(gen, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
+                          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+      raised_to = scratch_bytes;
+    }
   }
 
   template <class Pipeline, class Tuning>

@@ -19,7 +19,7 @@ struct host_ops {
   static void copy_to_host_async(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
   static void synchronize(host_stream) {}
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
-  static void zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
+  static void zero(void* dst, std::size_t bytes, host_stream) { std::memset(dst, 0, bytes); }
 
   static void require_device_pointer(const void*, const char*) {}
 

@@ -1,0 +1,6 @@
+// CUDA instantiation of coexisting_courses_tests.hpp.
+#include "coexisting_courses_tests.hpp"
+
+namespace tg_test {
+TEST_CASE_TEMPLATE_APPLY(coexisting_courses, std::tuple<track_gen::cuda_policy>);
+}  // namespace tg_test
