@@ -98,13 +98,16 @@ class course {
 
   /// As above, with user tracks instead of random ones (one per env or one shared by all).
   /// Copies `tracks` to the backend's memory (synchronising `stream` once).
-  course(const track_params& params, float checkpoint_spacing, const user_tracks& tracks, stream_type stream = {})
+  /// (A template only so that `course(params, spacing, {})` means the stream overload.)
+  template <class Tracks, std::enable_if_t<std::is_same_v<Tracks, user_tracks>, int> = 0>
+  course(const track_params& params, float checkpoint_spacing, const Tracks& tracks, stream_type stream = {})
       : course(params, checkpoint_spacing, &tracks, nullptr, stream) {}
 
   /// As the first constructor, with per-env parameter sets (user_tracks.hpp: track_variants).
   /// Copies the variants to the backend's memory (synchronising `stream` once).
   /// @throws std::invalid_argument a variant out of range (named by its index) or a bad index.
-  course(const track_params& params, float checkpoint_spacing, const track_variants& variants, stream_type stream = {})
+  template <class Variants, std::enable_if_t<std::is_same_v<Variants, track_variants>, int> = 0>
+  course(const track_params& params, float checkpoint_spacing, const Variants& variants, stream_type stream = {})
       : course(params, checkpoint_spacing, nullptr, &variants, stream) {}
 
   course(course&&) noexcept = default;
