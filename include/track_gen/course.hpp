@@ -18,8 +18,17 @@
 #if TRACK_GEN_CUDA_COMPILER
 #include <track_gen/detail/cuda/backend.cuh>
 #endif
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+#include <track_gen/detail/cuda/capture.hpp>
+#include <track_gen/detail/cuda/lifetime.hpp>
+#endif
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -43,48 +52,108 @@ struct backend_ops<backend::cuda> {
 };
 #endif
 
-/// Move-only owner of one allocation made through a backend's operations.
-template <class Ops>
-class owned_bytes {
- public:
-  owned_bytes() = default;
-  explicit owned_bytes(std::size_t bytes) : ptr_(Ops::allocate(bytes)) {}
-  owned_bytes(owned_bytes&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
-  owned_bytes& operator=(owned_bytes&& o) noexcept {
-    if (this != &o) {
-      reset();
-      ptr_ = std::exchange(o.ptr_, nullptr);
-    }
-    return *this;
-  }
-  owned_bytes(const owned_bytes&) = delete;
-  owned_bytes& operator=(const owned_bytes&) = delete;
-  ~owned_bytes() { reset(); }
-  unsigned char* get() const { return ptr_; }
-
- private:
-  void reset() noexcept {
-    if (ptr_ != nullptr) Ops::deallocate(ptr_);
-    ptr_ = nullptr;
-  }
-  unsigned char* ptr_ = nullptr;
+/// The byte plan of one course: every array of the course (course_layout), then the copies of
+/// the user tracks and variants, in one allocation.
+struct course_plan {
+  scratch_layout scratch;
+  course_layout layout;
+  int max_gates = 0;
+  std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, bytes = 0;
 };
+
+inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{255u}; }
+
+/// Capacities and byte offsets for `params` with optional user tracks or variants.
+inline course_plan make_plan(const track_params& params, float spacing, const sanitized_tracks* user,
+                             user_tracks::kind user_kind, const std::vector<track_params>& sets) {
+  const int m = params.polar.control_points;
+  const int per = params.spline.samples_per_segment;
+  int control_cap = std::max(m, fallback_control_points);
+  int dense_cap = control_cap * per;
+  float length_cap = params.validate.length_max;
+  for (const track_params& v : sets) {
+    const int cap = std::max(v.polar.control_points, fallback_control_points);
+    control_cap = std::max(control_cap, cap);
+    dense_cap = std::max(dense_cap, cap * v.spline.samples_per_segment);
+    length_cap = std::max(length_cap, v.validate.length_max);
+  }
+  if (user != nullptr) {
+    const bool spline = user_kind == user_tracks::kind::control_points;
+    if (spline) control_cap = std::max(control_cap, user->max_count);
+    dense_cap = std::max(dense_cap, spline ? user->max_count * per : user->max_count);
+    // A spline through the points is rarely more than 1.5x its control polygon.
+    length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
+  }
+  course_plan plan;
+  plan.max_gates = std::max(1, static_cast<int>(std::ceil(length_cap / spacing)));
+  plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples);
+  plan.layout = course_layout::make(params.num_envs, params.num_samples, plan.max_gates);
+  std::size_t at = plan.layout.bytes;
+  plan.user_points = at;
+  at = align256(at + (user != nullptr ? user->points.size() * sizeof(float3) : 0));
+  plan.user_offsets = at;
+  at = align256(at + (user != nullptr ? user->offsets.size() * sizeof(int) : 0));
+  plan.variants = at;
+  at = align256(at + sets.size() * sizeof(track_params));
+  plan.env_variant = at;
+  at = align256(at + (sets.empty() ? 0 : static_cast<std::size_t>(params.num_envs) * sizeof(std::int32_t)));
+  plan.bytes = at;
+  return plan;
+}
+
+/// Nesting depth of the conditional bodies this thread is capturing for the library.
+inline int& body_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+
 }  // namespace detail
+
+/// Caller-provided storage for `ownership::borrowed`: `bytes` >= `course::required_bytes(...)`,
+/// device memory for backend::cuda (e.g. a torch uint8 tensor's data), host memory for
+/// backend::host, 256-byte aligned, kept alive by the caller as long as any graph or call uses it.
+struct borrowed_storage {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// Frees now what anchored graphs released (their buffers wait in a deferred list, since CUDA
+/// destroys user objects where no CUDA call is allowed). Every non-capturing call of a CUDA
+/// course does this too. Host-only builds: a no-op. Not for use inside a capture.
+inline void release_deferred() {
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+  detail::deferred_frees::instance().drain();
+#endif
+}
 
 /// A batch of closed race tracks (one per environment), their gates, and the progress of one
 /// agent per environment along its track.
 ///
 /// @tparam Pipeline the generation stages (default: the `track` preset's pipeline).
-/// @tparam Policy   backend and tuning (policy.hpp). `backend::cuda` needs nvcc.
+/// @tparam Policy   capture mode, skip and ownership policies, backend and tuning (policy.hpp).
+///                  `backend::cuda` needs nvcc.
 ///
 /// Memory space: with `backend::cuda` every pointer passed in or handed out is device memory of
-/// the current device; with `backend::host`, host memory. Owning and move-only.
+/// the current device; with `backend::host`, host memory. Move-only.
+///
+/// Graphs: `step` and `regenerate` on a capturing stream (any capture: yours, PyTorch's, a side
+/// stream forked from one, a conditional body) are recorded into it; otherwise they run
+/// eagerly. With `skip::conditional`, a masked `regenerate` recorded into a capture sits under
+/// an IF conditional node; such graphs cannot be cloned or used as child graphs. With
+/// `ownership::anchored`, each capture holds the course's memory (a CUDA user object), so the
+/// graph may be replayed after the course is destroyed. Do not replay two graphs of one course
+/// concurrently (they share its state).
 template <class Pipeline = presets::track_pipeline, class Policy = policy<>>
 class course {
  public:
   using backend_type = typename Policy::backend_type;
   using tuning = typename Policy::tuning;
   using stream_type = typename backend_type::stream_type;
+  using policy_type = Policy;
+  static constexpr bool is_cuda = !std::is_same_v<backend_type, backend::host>;
+  static constexpr bool is_borrowed = std::is_same_v<typename Policy::ownership_policy, ownership::borrowed>;
+  static constexpr bool is_anchored = std::is_same_v<typename Policy::ownership_policy, ownership::anchored>;
+  static constexpr bool is_conditional = std::is_same_v<typename Policy::skip_policy, skip::conditional>;
 
   /// Allocates the storage and generates every env's track (episode 0). Asynchronous on
   /// `stream` for `backend::cuda`: the tracks are ready in stream order.
@@ -94,21 +163,35 @@ class course {
   /// @throws capture_error `stream` is capturing (construction allocates).
   /// @throws cuda_error a CUDA call failed.
   course(const track_params& params, float checkpoint_spacing, stream_type stream = {})
-      : course(params, checkpoint_spacing, nullptr, nullptr, stream) {}
+      : course(params, checkpoint_spacing, nullptr, nullptr, borrowed_storage{}, stream) {}
 
   /// As above, with user tracks instead of random ones (one per env or one shared by all).
   /// Copies `tracks` to the backend's memory (synchronising `stream` once).
   /// (A template only so that `course(params, spacing, {})` means the stream overload.)
   template <class Tracks, std::enable_if_t<std::is_same_v<Tracks, user_tracks>, int> = 0>
   course(const track_params& params, float checkpoint_spacing, const Tracks& tracks, stream_type stream = {})
-      : course(params, checkpoint_spacing, &tracks, nullptr, stream) {}
+      : course(params, checkpoint_spacing, &tracks, nullptr, borrowed_storage{}, stream) {}
 
   /// As the first constructor, with per-env parameter sets (user_tracks.hpp: track_variants).
   /// Copies the variants to the backend's memory (synchronising `stream` once).
   /// @throws std::invalid_argument a variant out of range (named by its index) or a bad index.
   template <class Variants, std::enable_if_t<std::is_same_v<Variants, track_variants>, int> = 0>
   course(const track_params& params, float checkpoint_spacing, const Variants& variants, stream_type stream = {})
-      : course(params, checkpoint_spacing, nullptr, &variants, stream) {}
+      : course(params, checkpoint_spacing, nullptr, &variants, borrowed_storage{}, stream) {}
+
+  /// `ownership::borrowed`: random tracks in caller-provided storage (never allocates).
+  /// @throws std::invalid_argument `storage` is null, too small (see required_bytes), misaligned,
+  ///         or host memory with backend::cuda.
+  template <class Storage, std::enable_if_t<std::is_same_v<Storage, borrowed_storage>, int> = 0>
+  course(const track_params& params, float checkpoint_spacing, Storage storage, stream_type stream = {})
+      : course(params, checkpoint_spacing, nullptr, nullptr, storage, stream) {}
+
+  /// Bytes of storage a borrowed course with these parameters needs (random tracks).
+  /// @throws std::invalid_argument a parameter out of range.
+  static std::size_t required_bytes(const track_params& params, float checkpoint_spacing) {
+    detail::check_params(params, checkpoint_spacing);
+    return detail::make_plan(params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}).bytes;
+  }
 
   course(course&&) noexcept = default;
   course& operator=(course&&) noexcept = default;
@@ -126,37 +209,83 @@ class course {
   }
 
   /// Advances every env's progress to its bound position (DESIGN §4). Asynchronous; allocates
-  /// and synchronises nothing; may be recorded in a CUDA graph capture on `stream`.
+  /// and synchronises nothing; recorded into the capture when `stream` is capturing.
   /// @throws std::logic_error no positions are bound.
+  /// @throws capture_error `stream`'s capture was invalidated.
   void step(stream_type stream) {
     if (positions_ == nullptr) throw std::logic_error("track_gen: course::step: no positions bound; call bind(positions) first");
+    before_call(stream);
     ops::template step<tuning>(view(), positions_, stream);
   }
 
   /// Rebuilds the tracks of the envs with `mask[e] != 0` (`mask`: int32 [E] in the backend's
   /// memory; nullptr = every env) and resets their progress; `advance` moves them to their next
   /// episode (a new track), otherwise the same track is rebuilt. Other envs are untouched, bit
-  /// for bit. Asynchronous; allocates and synchronises nothing.
+  /// for bit. Asynchronous; allocates and synchronises nothing; recorded into the capture when
+  /// `stream` is capturing (under an IF conditional node with skip::conditional and a mask).
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda.
+  /// @throws capture_error `stream`'s capture was invalidated.
   void regenerate(const std::int32_t* mask, bool advance, stream_type stream) {
     if (mask != nullptr) ops::require_device_pointer(mask, "course::regenerate: mask");
     detail::generate_args a = generate_args_;
     a.mask = mask;
     a.advance = advance;
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    if constexpr (is_cuda && is_conditional) {
+      if (before_call(stream) && mask != nullptr) {
+        int& depth = detail::body_depth();
+        if (depth >= static_cast<int>(body_streams_.size()))
+          throw capture_error("track_gen: course::regenerate: conditional bodies nested deeper than " +
+                              std::to_string(body_streams_.size()) + " levels");
+        ++depth;
+        try {
+          ops::template generate_if_any<Pipeline, tuning>(a, any_flag(), body_streams_[static_cast<std::size_t>(depth - 1)],
+                                                          capture_mode(), stream);
+        } catch (...) {
+          --depth;
+          throw;
+        }
+        --depth;
+        return;
+      }
+    } else {
+      before_call(stream);
+    }
+#else
+    before_call(stream);
+#endif
     ops::template generate<Pipeline, tuning>(a, scratch_.get(), stream);
   }
 
   /// Trivially copyable view for kernels (and host code with `backend::host`).
   course_ref view() const {
-    return course_ref(layout_.tracks(storage_.get()), layout_.progress(storage_.get()), params_.num_envs,
-                      params_.num_samples, max_gates_, tuning::projection_window, params_.gate_half_height);
+    return course_ref(plan_.layout.tracks(storage_.get()), plan_.layout.progress(storage_.get()), params_.num_envs,
+                      params_.num_samples, plan_.max_gates, tuning::projection_window, params_.gate_half_height);
+  }
+
+  /// The shared owner of the course's memory (ownership::anchored; null otherwise), for
+  /// `track_gen::retain(graph, course.owner())` or to keep the memory beyond the course.
+  std::shared_ptr<const void> owner() const {
+    if constexpr (is_anchored) return storage_;
+    return nullptr;
+  }
+
+  /// How many generation launches have run (construction and every executed regeneration,
+  /// eager or replayed; a skipped conditional body does not count). Synchronises `stream`.
+  /// @throws capture_error `stream` is capturing.
+  std::uint64_t generation_launches(stream_type stream) const {
+    std::vector<unsigned long long> count;
+    copier c{0, 1, stream};
+    c(count, reinterpret_cast<const unsigned long long*>(storage_.get() + plan_.layout.launch_count), 1);
+    sync_guarded(stream);
+    return count[0];
   }
 
   const track_params& params() const { return params_; }
   int num_envs() const { return params_.num_envs; }
   int num_samples() const { return params_.num_samples; }
   /// Capacity of gates per track, G_max = ceil(L_max / spacing).
-  int max_gates() const { return max_gates_; }
+  int max_gates() const { return plan_.max_gates; }
   float checkpoint_spacing() const { return spacing_; }
 
   /// Copies every track to the host. Synchronises `stream`; not for the step path.
@@ -171,11 +300,11 @@ class course {
     check_range(first, count);
     const track_arrays a = view().tracks();
     const std::size_t n = static_cast<std::size_t>(params_.num_samples);
-    const std::size_t g = static_cast<std::size_t>(max_gates_);
+    const std::size_t g = static_cast<std::size_t>(plan_.max_gates);
     track_snapshot t;
     t.num_envs = count;
     t.num_samples = params_.num_samples;
-    t.max_gates = max_gates_;
+    t.max_gates = plan_.max_gates;
     copier c{first, count, stream};
     c(t.position, a.position, n);
     c(t.tangent, a.tangent, n);
@@ -190,7 +319,7 @@ class course {
     c(t.num_gates, a.num_gates, 1);
     c(t.status, a.status, 1);
     c(t.episode, a.episode, 1);
-    ops::synchronize(stream);
+    sync_guarded(stream);
     return t;
   }
 
@@ -209,61 +338,61 @@ class course {
     c(p.lateral, a.lateral, 1);
     c(p.last_position, a.last_position, 1);
     c(p.flags, a.flags, 1);
-    ops::synchronize(stream);
+    sync_guarded(stream);
     return p;
   }
 
  private:
   using ops = typename detail::backend_ops<backend_type>::type;
 
-  course(const track_params& params, float checkpoint_spacing, const user_tracks* tracks,
-         const track_variants* variants, stream_type stream)
+  course(const track_params& params, float checkpoint_spacing, const user_tracks* tracks, const track_variants* variants,
+         borrowed_storage borrowed, stream_type stream)
       : params_(params), spacing_(checkpoint_spacing) {
+    if constexpr (is_borrowed) {
+      if (tracks != nullptr || variants != nullptr)
+        throw std::invalid_argument("track_gen: ownership::borrowed supports random tracks only (no user_tracks or track_variants)");
+    }
     detail::check_params(params_, spacing_);
     std::vector<track_params> sets;
     if (variants != nullptr) sets = detail::check_variants(*variants, params_, spacing_);
-    if constexpr (!std::is_same_v<backend_type, backend::host>) ops::require_not_capturing(stream, "course construction");
     detail::sanitized_tracks user;
-    const bool has_user = tracks != nullptr;
-    if (has_user) user = detail::sanitize(*tracks, params_.num_envs);
+    if (tracks != nullptr) user = detail::sanitize(*tracks, params_.num_envs);
+    const user_tracks::kind kind = tracks != nullptr ? tracks->type : user_tracks::kind::control_points;
+    plan_ = detail::make_plan(params_, spacing_, tracks != nullptr ? &user : nullptr, kind, sets);
 
-    // Capacities: control points and dense samples of every source this course can meet.
-    const int m = params_.polar.control_points;
-    const int per = params_.spline.samples_per_segment;
-    int control_cap = std::max(m, detail::fallback_control_points);
-    int dense_cap = control_cap * per;
-    float length_cap = params_.validate.length_max;
-    for (const track_params& v : sets) {
-      const int cap = std::max(v.polar.control_points, detail::fallback_control_points);
-      control_cap = std::max(control_cap, cap);
-      dense_cap = std::max(dense_cap, cap * v.spline.samples_per_segment);
-      length_cap = std::max(length_cap, v.validate.length_max);
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    // The host backend never names the guard (a plain C++ build must not reference cudart).
+    std::optional<std::conditional_t<is_cuda, detail::capture_mode_guard, int>> guard;
+    if constexpr (is_cuda) {
+      ops::require_not_capturing(stream, "course construction");
+      guard.emplace(capture_mode());
+      detail::deferred_frees::instance().drain();
+      ops::template prepare<Pipeline, tuning>(plan_.scratch.bytes);
     }
-    if (has_user) {
-      if (tracks->type == user_tracks::kind::control_points) control_cap = std::max(control_cap, user.max_count);
-      dense_cap = std::max(dense_cap, tracks->type == user_tracks::kind::control_points ? user.max_count * per : user.max_count);
-      // A spline through the points is rarely more than 1.5x its control polygon.
-      length_cap = std::max(length_cap, 1.5f * user.max_polyline_length);
-    }
-    max_gates_ = std::max(1, static_cast<int>(std::ceil(length_cap / spacing_)));
-    const detail::scratch_layout scratch = detail::scratch_layout::make(control_cap, dense_cap, params_.num_samples);
-    layout_ = detail::course_layout::make(params_.num_envs, params_.num_samples, max_gates_);
-
-    if constexpr (std::is_same_v<backend_type, backend::host>) {
-      scratch_ = detail::owned_bytes<ops>(scratch.bytes);
+#endif
+    if constexpr (!is_cuda) scratch_ = ops::allocate_shared(plan_.scratch.bytes, false);
+    if constexpr (is_borrowed) {
+      if (borrowed.data == nullptr) throw std::invalid_argument("track_gen: borrowed_storage.data is null");
+      if (borrowed.bytes < plan_.bytes)
+        throw std::invalid_argument("track_gen: borrowed_storage.bytes = " + std::to_string(borrowed.bytes) +
+                                    " is too small: expected at least required_bytes() = " + std::to_string(plan_.bytes));
+      if (reinterpret_cast<std::uintptr_t>(borrowed.data) % 256u != 0)
+        throw std::invalid_argument("track_gen: borrowed_storage.data must be 256-byte aligned");
+      ops::require_device_pointer(borrowed.data, "borrowed_storage.data");
+      storage_ = std::shared_ptr<unsigned char>(static_cast<unsigned char*>(borrowed.data), [](unsigned char*) {});
     } else {
-      ops::template prepare<Pipeline, tuning>(scratch.bytes);
+      storage_ = ops::allocate_shared(plan_.bytes, is_anchored);
     }
-    storage_ = detail::owned_bytes<ops>(layout_.bytes);
-    ops::zero(storage_.get(), layout_.bytes, stream);  // episodes 0, unused gate slots defined
+    unsigned char* base = storage_.get();
+    ops::zero(base, plan_.bytes, stream);  // episodes 0, counters 0, unused gate slots defined
 
     detail::generate_args& a = generate_args_;
     a.params = params_;
     a.checkpoint_spacing = spacing_;
-    a.max_gates = max_gates_;
-    a.layout = scratch;
-    a.tracks = layout_.tracks(storage_.get());
-    a.progress = layout_.progress(storage_.get());
+    a.max_gates = plan_.max_gates;
+    a.layout = plan_.scratch;
+    a.tracks = plan_.layout.tracks(base);
+    a.progress = plan_.layout.progress(base);
     a.mask = nullptr;
     a.advance = false;
     a.user_points = nullptr;
@@ -272,29 +401,73 @@ class course {
     a.user_source = detail::track_source::random;
     a.variants = nullptr;
     a.env_variant = nullptr;
+    a.launch_count = reinterpret_cast<unsigned long long*>(base + plan_.layout.launch_count);
     if (!sets.empty()) {
-      const std::size_t set_bytes = sets.size() * sizeof(track_params);
-      const std::size_t index_at = (set_bytes + 255u) & ~std::size_t{255u};
-      variant_storage_ = detail::owned_bytes<ops>(index_at + variants->env_variant.size() * sizeof(std::int32_t));
       const std::vector<std::int32_t> index(variants->env_variant.begin(), variants->env_variant.end());
-      ops::copy_from_host(variant_storage_.get(), sets.data(), set_bytes, stream);
-      ops::copy_from_host(variant_storage_.get() + index_at, index.data(), index.size() * sizeof(std::int32_t), stream);
-      a.variants = reinterpret_cast<const track_params*>(variant_storage_.get());
-      a.env_variant = reinterpret_cast<const std::int32_t*>(variant_storage_.get() + index_at);
+      ops::copy_from_host(base + plan_.variants, sets.data(), sets.size() * sizeof(track_params), stream);
+      ops::copy_from_host(base + plan_.env_variant, index.data(), index.size() * sizeof(std::int32_t), stream);
+      a.variants = reinterpret_cast<const track_params*>(base + plan_.variants);
+      a.env_variant = reinterpret_cast<const std::int32_t*>(base + plan_.env_variant);
     }
-    if (has_user) {
-      const std::size_t point_bytes = user.points.size() * sizeof(float3);
-      const std::size_t offset_at = (point_bytes + 255u) & ~std::size_t{255u};
-      user_storage_ = detail::owned_bytes<ops>(offset_at + user.offsets.size() * sizeof(int));
-      ops::copy_from_host(user_storage_.get(), user.points.data(), point_bytes, stream);
-      ops::copy_from_host(user_storage_.get() + offset_at, user.offsets.data(), user.offsets.size() * sizeof(int), stream);
-      a.user_points = reinterpret_cast<const float3*>(user_storage_.get());
-      a.user_offsets = reinterpret_cast<const int*>(user_storage_.get() + offset_at);
+    if (tracks != nullptr) {
+      ops::copy_from_host(base + plan_.user_points, user.points.data(), user.points.size() * sizeof(float3), stream);
+      ops::copy_from_host(base + plan_.user_offsets, user.offsets.data(), user.offsets.size() * sizeof(int), stream);
+      a.user_points = reinterpret_cast<const float3*>(base + plan_.user_points);
+      a.user_offsets = reinterpret_cast<const int*>(base + plan_.user_offsets);
       a.num_user_tracks = static_cast<int>(user.offsets.size()) - 1;
-      a.user_source = tracks->type == user_tracks::kind::centreline ? detail::track_source::centreline
-                                                                    : detail::track_source::control_points;
+      a.user_source = kind == user_tracks::kind::centreline ? detail::track_source::centreline
+                                                            : detail::track_source::control_points;
     }
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    if constexpr (is_cuda && is_conditional) {
+      body_streams_.create();
+    }
+#endif
     ops::template generate<Pipeline, tuning>(a, scratch_.get(), stream);
+  }
+
+  /// Before recording or running work on `stream`: returns whether it is capturing; anchors the
+  /// storage to that capture's graph (ownership::anchored, once per capture), or, when not
+  /// capturing, frees what released graphs left in the deferred list.
+  bool before_call(stream_type stream) {
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    if constexpr (is_cuda) {
+      const detail::capture_info info = detail::query_capture(stream.get());
+      if (!info.active()) {
+        detail::capture_mode_guard guard(capture_mode());
+        detail::deferred_frees::instance().drain();
+        return false;
+      }
+      if constexpr (is_anchored) {
+        if (std::find(anchored_captures_.begin(), anchored_captures_.end(), info.id) == anchored_captures_.end()) {
+          detail::attach_user_object(info.graph, storage_, false);
+          anchored_captures_[next_anchor_slot_] = info.id;
+          next_anchor_slot_ = (next_anchor_slot_ + 1) % anchored_captures_.size();
+        }
+      }
+      return true;
+    }
+#endif
+    (void)stream;
+    return false;
+  }
+
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+  static cudaStreamCaptureMode capture_mode() {
+    return static_cast<cudaStreamCaptureMode>(Policy::capture_mode::value);
+  }
+  int* any_flag() const { return reinterpret_cast<int*>(storage_.get() + plan_.layout.any_flag); }
+#endif
+
+  void sync_guarded(stream_type stream) const {
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    if constexpr (is_cuda) {
+      detail::capture_mode_guard guard(capture_mode());
+      ops::synchronize(stream);
+      return;
+    }
+#endif
+    ops::synchronize(stream);
   }
 
   /// Queues the copy of envs [first, first + count) of one array (`per_env` elements each).
@@ -303,7 +476,7 @@ class course {
     stream_type stream;
     template <class T>
     void operator()(std::vector<T>& dst, const T* src, std::size_t per_env) {
-      if constexpr (!std::is_same_v<backend_type, backend::host>) ops::require_not_capturing(stream, "course::copy_tracks/copy_progress");
+      if constexpr (is_cuda) ops::require_not_capturing(stream, "course::copy_tracks/copy_progress/generation_launches");
       dst.resize(static_cast<std::size_t>(count) * per_env);
       ops::copy_to_host_async(dst.data(), src + static_cast<std::size_t>(first) * per_env, dst.size() * sizeof(T), stream);
     }
@@ -318,14 +491,16 @@ class course {
 
   track_params params_;
   float spacing_;
-  int max_gates_ = 0;
-  detail::course_layout layout_;
+  detail::course_plan plan_;
   detail::generate_args generate_args_{};
-  detail::owned_bytes<ops> storage_;
-  detail::owned_bytes<ops> user_storage_;
-  detail::owned_bytes<ops> variant_storage_;
-  detail::owned_bytes<ops> scratch_;  ///< host backend only: one track's workspace
+  std::shared_ptr<unsigned char> storage_;
+  std::shared_ptr<unsigned char> scratch_;  ///< host backend only: one track's workspace
   const float3* positions_ = nullptr;
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+  detail::body_stream_set body_streams_;                   ///< one per conditional nesting depth
+  std::array<unsigned long long, 8> anchored_captures_{};  ///< recent capture ids already anchored
+  std::size_t next_anchor_slot_ = 0;
+#endif
 };
 
 }  // namespace track_gen

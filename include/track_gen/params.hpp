@@ -11,7 +11,7 @@ namespace track_gen {
 
 /// `stages::random_polar`: control points at sorted jittered angles around the origin.
 struct random_polar_params {
-  /// Number of control points M, in [4, tuning::max_control_points].
+  /// Number of control points M, in [4, 1024].
   int control_points = 12;
   /// Radius band of the control points [m], 0 < radius_min <= radius_max.
   float radius_min = 4.0f;

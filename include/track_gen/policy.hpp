@@ -5,6 +5,8 @@
 
 #include <track_gen/detail/config.hpp>
 
+#include <type_traits>
+
 namespace track_gen {
 
 /// Stream argument of the host backend: accepts (and ignores) anything, so code written for
@@ -35,38 +37,83 @@ using default_backend = host;
 }  // namespace backend
 
 /// Numeric knobs of the kernels. Derive from it (or write your own struct with the same
-/// members) and pass it as `policy<Backend, YourTuning>`.
+/// members) and pass it as the Tuning parameter of `policy`.
 struct default_tuning {
   /// Threads per block of the fused generation kernel (one block builds one track).
   static constexpr int generate_block_threads = 256;
   /// Threads per block of the step kernel (one thread per environment).
   static constexpr int step_block_threads = 256;
-  /// Capacity of control points per track (random_polar_params::control_points <= this).
-  static constexpr int max_control_points = 64;
   /// Half-width, in samples, of the local nearest-point search of `step`.
   static constexpr int projection_window = 8;
 };
 
+/// The mode of the captures the library begins itself (conditional bodies) and of the guard
+/// around its few capture-unsafe calls (allocation, free, synchronisation). `value` is the
+/// matching `cudaStreamCaptureMode` (cudaStreamCaptureModeGlobal = 0, ThreadLocal = 1, Relaxed = 2).
+namespace capture {
+struct global {
+  static constexpr int value = 0;
+};
+struct thread_local_ {
+  static constexpr int value = 1;
+};
+struct relaxed {
+  static constexpr int value = 2;
+};
+}  // namespace capture
+
+/// How masked work is recorded into a capture.
+namespace skip {
+/// Device-side CUDA conditional nodes: an IF node around masked regeneration, so nothing of it
+/// runs on a replay where no env is done. (backend::host: the same as unconditional.)
+struct conditional {};
+/// Every launch is recorded; kernels exit early per env (exact no-ops, full launch cost).
+struct unconditional {};
+}  // namespace skip
+
+/// Who owns the device memory of a course.
+namespace ownership {
+/// Reference counted; every capture that records course work holds a reference through a CUDA
+/// user object, so a graph replayed after the course is gone still reads live memory. (With
+/// backend::host there are no graphs: the memory goes with the last owner, `course::owner()`.)
+struct anchored {};
+/// Freed with the course (eager use, or graphs that never outlive the course).
+struct owning {};
+/// The caller provides the storage (course::required_bytes) and keeps it alive.
+struct borrowed {};
+}  // namespace ownership
+
 /// The compile-time configuration of a `course`.
-template <class Backend = backend::default_backend, class Tuning = default_tuning>
+template <class Capture = capture::global, class Skip = skip::conditional, class Ownership = ownership::anchored,
+          class Backend = backend::default_backend, class Tuning = default_tuning>
 struct policy {
+  using capture_mode = Capture;
+  using skip_policy = Skip;
+  using ownership_policy = Ownership;
   using backend_type = Backend;
   using tuning = Tuning;
+  static_assert(Capture::value >= 0 && Capture::value <= 2,
+                "Capture must be capture::global, capture::thread_local_ or capture::relaxed.");
+  static_assert(std::is_same_v<Skip, skip::conditional> || std::is_same_v<Skip, skip::unconditional>,
+                "Skip must be skip::conditional or skip::unconditional.");
+  static_assert(std::is_same_v<Ownership, ownership::anchored> || std::is_same_v<Ownership, ownership::owning> ||
+                    std::is_same_v<Ownership, ownership::borrowed>,
+                "Ownership must be ownership::anchored, ownership::owning or ownership::borrowed.");
   static_assert(Tuning::generate_block_threads % 32 == 0 && Tuning::generate_block_threads >= 32 &&
                     Tuning::generate_block_threads <= 1024,
                 "generate_block_threads must be a multiple of 32 in [32, 1024].");
   static_assert(Tuning::step_block_threads % 32 == 0 && Tuning::step_block_threads >= 32 &&
                     Tuning::step_block_threads <= 1024,
                 "step_block_threads must be a multiple of 32 in [32, 1024].");
-  static_assert(Tuning::max_control_points >= 4, "max_control_points must be at least 4.");
   static_assert(Tuning::projection_window >= 1, "projection_window must be at least 1 sample.");
 };
 
 /// The CPU reference backend with default tuning.
-using host_policy = policy<backend::host>;
+using host_policy = policy<capture::global, skip::unconditional, ownership::owning, backend::host>;
 #if TRACK_GEN_HAS_CUDA_RUNTIME
-/// The GPU backend with default tuning.
-using cuda_policy = policy<backend::cuda>;
+/// The GPU backend with the default policies (global capture mode, conditional skipping,
+/// anchored ownership) and default tuning.
+using cuda_policy = policy<>;
 #endif
 
 }  // namespace track_gen

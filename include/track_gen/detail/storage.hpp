@@ -15,6 +15,8 @@ struct course_layout {
   std::size_t gate_centre, gate_normal, gate_half_width, gate_arc_length;
   std::size_t length, num_gates, status, episode;
   std::size_t next_gate, laps, gates_passed, lap_progress, lateral, hint, last_position, flags;
+  std::size_t launch_count;  ///< unsigned long long: generation launches that ran
+  std::size_t any_flag;      ///< int: any-of-mask flag of conditional regeneration
   std::size_t bytes = 0;
 
   static course_layout make(int e, int n, int g) {
@@ -52,6 +54,8 @@ struct course_layout {
     l.hint = take(es * sizeof(int));
     l.last_position = take(es * sizeof(float3));
     l.flags = take(es * sizeof(std::uint32_t));
+    l.launch_count = take(sizeof(unsigned long long));
+    l.any_flag = take(sizeof(int));
     l.bytes = at;
     return l;
   }

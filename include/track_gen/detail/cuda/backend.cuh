@@ -2,11 +2,15 @@
 /// @file
 /// CUDA backend operations: memory, kernel preparation and asynchronous launches.
 
+#include <track_gen/detail/cuda/capture.hpp>
 #include <track_gen/detail/cuda/error.hpp>
+#include <track_gen/detail/cuda/lifetime.hpp>
 #include <track_gen/detail/generate/kernels.cuh>
 #include <track_gen/detail/progress/kernels.cuh>
 
+#include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -103,6 +107,59 @@ struct cuda_ops {
     generate_kernel<Pipeline, Tuning::generate_block_threads>
         <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(a);
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
+  }
+
+  /// Records, into the capture `stream` belongs to, the masked regeneration under an IF
+  /// conditional node (DESIGN §5): an any-of-mask kernel, a one-thread kernel setting the
+  /// condition, the node on the capture's current dependencies (the enclosing capture is not
+  /// ended, so its id stays), and the generation kernel captured into the node's body on
+  /// `body_stream` in capture mode `mode`.
+  template <class Pipeline, class Tuning>
+  static void generate_if_any(const generate_args& a, int* flag, cudaStream_t body_stream, cudaStreamCaptureMode mode,
+                              ::cuda::stream_ref stream) {
+    constexpr int threads = 256;
+    const int blocks = static_cast<int>(std::min<long long>((a.params.num_envs + threads - 1) / threads, 1024));
+    any_of_mask_kernel<threads><<<blocks, threads, 0, stream.get()>>>(a.mask, a.params.num_envs, flag);
+    throw_on_cuda_error(cudaGetLastError(), "launching the any-of-mask kernel");
+    capture_info info = query_capture(stream.get());
+    cudaGraphConditionalHandle handle{};
+    throw_on_cuda_error(cudaGraphConditionalHandleCreate(&handle, info.graph, 0u, 0u), "cudaGraphConditionalHandleCreate");
+    set_condition_kernel<<<1, 1, 0, stream.get()>>>(handle, flag);
+    throw_on_cuda_error(cudaGetLastError(), "launching the set-condition kernel");
+    info = query_capture(stream.get());
+    cudaGraphNodeParams node_params{};
+    node_params.type = cudaGraphNodeTypeConditional;
+    node_params.conditional.handle = handle;
+    node_params.conditional.type = cudaGraphCondTypeIf;
+    node_params.conditional.size = 1;
+    cudaGraphNode_t node = nullptr;
+    throw_on_cuda_error(cudaGraphAddNode(&node, info.graph, info.dependencies, info.edges, info.num_dependencies, &node_params),
+                        "cudaGraphAddNode (IF conditional node)");
+    throw_on_cuda_error(cudaStreamUpdateCaptureDependencies(stream.get(), &node, nullptr, 1, cudaStreamSetCaptureDependencies),
+                        "cudaStreamUpdateCaptureDependencies");
+    const cudaGraph_t body = node_params.conditional.phGraph_out[0];
+    throw_on_cuda_error(cudaStreamBeginCaptureToGraph(body_stream, body, nullptr, nullptr, 0, mode),
+                        "cudaStreamBeginCaptureToGraph (conditional body)");
+    generate_kernel<Pipeline, Tuning::generate_block_threads>
+        <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, body_stream>>>(a);
+    const cudaError_t launched = cudaGetLastError();
+    cudaGraph_t captured = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(body_stream, &captured);  // always end: the body stream is reused
+    throw_on_cuda_error(launched, "launching the generation kernel into the conditional body");
+    throw_on_cuda_error(ended, "cudaStreamEndCapture (conditional body)");
+  }
+
+  /// Device memory owned through a shared_ptr. `deferred`: the last owner only queues the free
+  /// (it may be a CUDA user-object destructor); otherwise it frees, or queues when refused.
+  static std::shared_ptr<unsigned char> allocate_shared(std::size_t bytes, bool deferred) {
+    unsigned char* p = allocate(bytes);
+    if (deferred) return std::shared_ptr<unsigned char>(p, [](unsigned char* q) { deferred_frees::instance().push(q); });
+    return std::shared_ptr<unsigned char>(p, [](unsigned char* q) {
+      if (cudaFree(q) != cudaSuccess) {
+        (void)cudaGetLastError();
+        deferred_frees::instance().push(q);  // refused during someone's global capture: later
+      }
+    });
   }
 
   template <class Tuning>

@@ -32,6 +32,7 @@ struct generate_args {
   track_source user_source;   ///< control_points or centreline
   const track_params* variants;     ///< per-env parameter sets (null: `params` for every env)
   const std::int32_t* env_variant;  ///< [E] index into `variants`
+  unsigned long long* launch_count; ///< incremented once by every generation launch that runs
 };
 
 /// Semi-axes (a, b), a = 1.25 b, of the fallback ellipse whose perimeter is the middle of the

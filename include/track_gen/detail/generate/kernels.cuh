@@ -11,6 +11,7 @@ namespace track_gen::detail {
 template <class Pipeline, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args args) {
   const int e = static_cast<int>(blockIdx.x);
+  if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
   if (args.mask != nullptr && args.mask[e] == 0) return;  // uniform per block
   using context = cuda_block_context<BlockThreads>;
   __shared__ typename context::TempStorage temp;
@@ -19,6 +20,23 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
   workspace ws;
   ws.bind_scratch(scratch, args.layout);
   generate_env<Pipeline>(ctx, ws, args, e);
+}
+
+/// Sets `*flag` to 1 when any mask entry is nonzero (every writer stores the same value).
+template <int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads) any_of_mask_kernel(const std::int32_t* mask, int n, int* flag) {
+  bool any = false;
+  for (int i = static_cast<int>(blockIdx.x) * BlockThreads + static_cast<int>(threadIdx.x); i < n;
+       i += static_cast<int>(gridDim.x) * BlockThreads)
+    any = any || mask[i] != 0;
+  if (__syncthreads_or(any ? 1 : 0) != 0 && threadIdx.x == 0) *flag = 1;
+}
+
+/// One thread: the IF node's condition from the flag, then the flag is cleared for the next
+/// replay. Runs right before its conditional node every time (handle values persist).
+__global__ void set_condition_kernel(cudaGraphConditionalHandle handle, int* flag) {
+  cudaGraphSetConditional(handle, *flag != 0 ? 1u : 0u);
+  *flag = 0;
 }
 
 }  // namespace track_gen::detail

@@ -22,11 +22,15 @@ struct host_ops {
   static void zero(void* dst, std::size_t bytes, host_stream) { std::memset(dst, 0, bytes); }
 
   static void require_device_pointer(const void*, const char*) {}
+  static std::shared_ptr<unsigned char> allocate_shared(std::size_t bytes, bool) {
+    return std::shared_ptr<unsigned char>(allocate(bytes), [](unsigned char* q) { deallocate(q); });
+  }
 
   /// Generates every env (or every env with a nonzero mask entry), one after the other.
   template <class Pipeline, class Tuning>
   static void generate(const generate_args& a, unsigned char* scratch, host_stream) {
     const host_block_context ctx;
+    ++*a.launch_count;
     for (int e = 0; e < a.params.num_envs; ++e) {
       if (a.mask != nullptr && a.mask[e] == 0) continue;
       workspace ws;

@@ -1,0 +1,182 @@
+#pragma once
+/// @file
+/// Lifetime anchoring of device memory to CUDA graphs (ownership::anchored) and the deferred
+/// free list.
+///
+/// A graph stores raw device pointers. Each capture that records library work gets a CUDA user
+/// object (cudaUserObjectCreate + cudaGraphRetainUserObject) holding a shared reference on the
+/// buffers it reads and writes, so the graph, and every executable graph instantiated from it,
+/// keeps them alive. CUDA runs a user object's destructor at an unspecified time on an internal
+/// thread, where no CUDA call is allowed: the last reference only queues the pointer here, and
+/// the queue is drained by the next library call made outside any capture.
+
+#include <track_gen/detail/cuda/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace track_gen::detail {
+
+/// Process-wide queue of device allocations whose last owner went away.
+class deferred_frees {
+ public:
+  static deferred_frees& instance() {
+    static deferred_frees* q = new deferred_frees();  // never destroyed: usable during static teardown
+    return *q;
+  }
+  /// Queues `ptr` (cudaMalloc'd) for cudaFree. Makes no CUDA call: safe in user-object destructors.
+  void push(void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.push_back(ptr);
+  }
+  /// Queues a library-owned stream for cudaStreamDestroy.
+  void push_stream(cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_.push_back(stream);
+  }
+  /// Frees what is queued. A call refused because another thread holds a global-mode capture
+  /// (prohibited, so not performed) leaves the entry queued for a later drain.
+  void drain() {
+    std::vector<void*> todo;
+    std::vector<cudaStream_t> todo_streams;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pending_.empty() && streams_.empty()) return;
+      todo.swap(pending_);
+      todo_streams.swap(streams_);
+    }
+    std::vector<void*> kept;
+    std::vector<cudaStream_t> kept_streams;
+    for (void* p : todo) {
+      if (cudaFree(p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        kept.push_back(p);
+      }
+    }
+    for (cudaStream_t st : todo_streams) {
+      if (cudaStreamDestroy(st) != cudaSuccess) {
+        (void)cudaGetLastError();
+        kept_streams.push_back(st);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.insert(pending_.end(), kept.begin(), kept.end());
+    streams_.insert(streams_.end(), kept_streams.begin(), kept_streams.end());
+  }
+  /// Allocations still queued.
+  std::size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pending_.size();
+  }
+
+ private:
+  deferred_frees() = default;
+  std::mutex mutex_;
+  std::vector<void*> pending_;
+  std::vector<cudaStream_t> streams_;
+};
+
+/// Which (graph, owner) pairs already hold a user object, so that `retain` is idempotent.
+/// Entries leave when CUDA destroys the user object (the graph and its execs are gone).
+class retain_registry {
+ public:
+  static retain_registry& instance() {
+    static retain_registry* r = new retain_registry();
+    return *r;
+  }
+  /// True if the pair was not registered (and now is).
+  bool insert(cudaGraph_t graph, const void* owner) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pairs_.insert({graph, owner}).second;
+  }
+  void erase(cudaGraph_t graph, const void* owner) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pairs_.erase({graph, owner});
+  }
+
+ private:
+  retain_registry() = default;
+  std::mutex mutex_;
+  std::set<std::pair<cudaGraph_t, const void*>> pairs_;
+};
+
+/// Payload of one user object: a shared reference and the registry key it stands for.
+struct anchor {
+  std::shared_ptr<const void> owner;
+  cudaGraph_t graph;
+  static void CUDART_CB destroy(void* self) {
+    auto* a = static_cast<anchor*>(self);
+    if (a->graph != nullptr) retain_registry::instance().erase(a->graph, a->owner.get());
+    delete a;  // may drop the last reference: the buffer's deleter only queues it
+  }
+};
+
+/// Moves a new user object holding `owner` into `graph` (no deduplication). `registered`: the
+/// pair is in the retain registry and leaves it with the object.
+inline void attach_user_object(cudaGraph_t graph, std::shared_ptr<const void> owner, bool registered) {
+  auto* payload = new anchor{std::move(owner), registered ? graph : nullptr};
+  cudaUserObject_t object = nullptr;
+  const cudaError_t code = cudaUserObjectCreate(&object, payload, &anchor::destroy, 1, cudaUserObjectNoDestructorSync);
+  if (code != cudaSuccess) {
+    if (registered) retain_registry::instance().erase(graph, payload->owner.get());
+    delete payload;
+    throw_on_cuda_error(code, "cudaUserObjectCreate");
+  }
+  // Moves our reference to the graph: the object now lives exactly as long as the graph needs it.
+  const cudaError_t moved = cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove);
+  if (moved != cudaSuccess) {
+    (void)cudaUserObjectRelease(object, 1);
+    throw_on_cuda_error(moved, "cudaGraphRetainUserObject");
+  }
+}
+
+/// Makes `graph` hold a reference on `owner` until the graph and every executable graph
+/// instantiated from it are destroyed. Idempotent per (graph, owner); a null owner is ignored.
+inline void retain_on_graph(cudaGraph_t graph, std::shared_ptr<const void> owner) {
+  if (graph == nullptr || owner == nullptr) return;
+  if (!retain_registry::instance().insert(graph, owner.get())) return;
+  attach_user_object(graph, std::move(owner), true);
+}
+
+/// The conditional-body streams of one course (one per nesting depth), created outside any
+/// capture. Move-only; destruction queues them for cudaStreamDestroy at the next drain.
+class body_stream_set {
+ public:
+  static constexpr std::size_t depth = 2;
+  body_stream_set() = default;
+  void create() {
+    for (cudaStream_t& st : streams_)
+      throw_on_cuda_error(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (body stream)");
+  }
+  body_stream_set(body_stream_set&& o) noexcept : streams_(std::exchange(o.streams_, {})) {}
+  body_stream_set& operator=(body_stream_set&& o) noexcept {
+    if (this != &o) {
+      release();
+      streams_ = std::exchange(o.streams_, {});
+    }
+    return *this;
+  }
+  body_stream_set(const body_stream_set&) = delete;
+  body_stream_set& operator=(const body_stream_set&) = delete;
+  ~body_stream_set() { release(); }
+  cudaStream_t operator[](std::size_t i) const { return streams_[i]; }
+  std::size_t size() const { return depth; }
+
+ private:
+  void release() noexcept {
+    for (cudaStream_t& st : streams_) {
+      if (st != nullptr) deferred_frees::instance().push_stream(st);
+      st = nullptr;
+    }
+  }
+  std::array<cudaStream_t, depth> streams_{};
+};
+
+}  // namespace track_gen::detail
