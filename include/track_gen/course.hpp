@@ -85,7 +85,13 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
   course_plan plan;
-  plan.max_gates = std::max(1, static_cast<int>(std::ceil(length_cap / spacing)));
+  const double gates = std::ceil(static_cast<double>(length_cap) / spacing);
+  if (!(gates <= 1e7)) {
+    throw std::invalid_argument("track_gen: checkpoint_spacing = " + std::to_string(spacing) + " m gives " +
+                                std::to_string(gates) + " gates on a track of up to " + std::to_string(length_cap) +
+                                " m; at most 1e7 gates per track are supported");
+  }
+  plan.max_gates = std::max(1, static_cast<int>(gates));
   plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples);
   plan.layout = course_layout::make(params.num_envs, params.num_samples, plan.max_gates);
   std::size_t at = plan.layout.bytes;
@@ -213,6 +219,7 @@ class course {
   /// @throws std::logic_error no positions are bound.
   /// @throws capture_error `stream`'s capture was invalidated.
   void step(stream_type stream) {
+    require_alive();
     if (positions_ == nullptr) throw std::logic_error("track_gen: course::step: no positions bound; call bind(positions) first");
     before_call(stream);
     ops::template step<tuning>(view(), positions_, stream);
@@ -226,6 +233,7 @@ class course {
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda.
   /// @throws capture_error `stream`'s capture was invalidated.
   void regenerate(const std::int32_t* mask, bool advance, stream_type stream) {
+    require_alive();
     if (mask != nullptr) ops::require_device_pointer(mask, "course::regenerate: mask");
     detail::generate_args a = generate_args_;
     a.mask = mask;
@@ -258,7 +266,9 @@ class course {
   }
 
   /// Trivially copyable view for kernels (and host code with `backend::host`).
+  /// @throws std::logic_error the course was moved from.
   course_ref view() const {
+    require_alive();
     return course_ref(plan_.layout.tracks(storage_.get()), plan_.layout.progress(storage_.get()), params_.num_envs,
                       params_.num_samples, plan_.max_gates, tuning::projection_window, params_.gate_half_height);
   }
@@ -274,6 +284,7 @@ class course {
   /// eager or replayed; a skipped conditional body does not count). Synchronises `stream`.
   /// @throws capture_error `stream` is capturing.
   std::uint64_t generation_launches(stream_type stream) const {
+    require_alive();
     std::vector<unsigned long long> count;
     copier c{0, 1, stream};
     c(count, reinterpret_cast<const unsigned long long*>(storage_.get() + plan_.layout.launch_count), 1);
@@ -297,6 +308,7 @@ class course {
   /// @throws std::invalid_argument the range is not inside [0, num_envs()).
   /// @throws capture_error `stream` is capturing.
   track_snapshot copy_tracks(int first, int count, stream_type stream) const {
+    require_alive();
     check_range(first, count);
     const track_arrays a = view().tracks();
     const std::size_t n = static_cast<std::size_t>(params_.num_samples);
@@ -327,6 +339,7 @@ class course {
   /// step path.
   /// @throws capture_error `stream` is capturing.
   progress_snapshot copy_progress(stream_type stream) const {
+    require_alive();
     const progress_arrays a = view().progress_data();
     progress_snapshot p;
     copier c{0, params_.num_envs, stream};
@@ -434,7 +447,6 @@ class course {
     if constexpr (is_cuda) {
       const detail::capture_info info = detail::query_capture(stream.get());
       if (!info.active()) {
-        detail::capture_mode_guard guard(capture_mode());
         detail::deferred_frees::instance().drain();
         return false;
       }
@@ -485,8 +497,13 @@ class course {
   void check_range(int first, int count) const {
     if (first < 0 || count < 0 || first > params_.num_envs - count) {
       throw std::invalid_argument("track_gen: copy_tracks: env range [" + std::to_string(first) + ", " +
-                                  std::to_string(first + count) + ") is not inside [0, " + std::to_string(params_.num_envs) + ")");
+                                  std::to_string(static_cast<long long>(first) + count) + ") is not inside [0, " +
+                                  std::to_string(params_.num_envs) + ")");
     }
+  }
+
+  void require_alive() const {
+    if (storage_ == nullptr) throw std::logic_error("track_gen: this course was moved from; use the course it was moved to");
   }
 
   track_params params_;

@@ -9,12 +9,15 @@
 
 namespace track_gen {
 
-/// Stream argument of the host backend: accepts (and ignores) anything, so code written for
-/// either backend passes the same stream expression.
+/// Stream argument of the host backend (ignored): default-constructible, and constructible from
+/// a CUDA stream when the CUDA headers are visible, so code written for both backends passes the
+/// same stream expression. Nothing else converts to it (a misplaced argument does not compile).
 struct host_stream {
   host_stream() = default;
-  template <class S>
-  host_stream(const S&) {}
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+  host_stream(cudaStream_t) {}
+  host_stream(::cuda::stream_ref) {}
+#endif
 };
 
 /// Discrete choice of where a course lives and runs.
@@ -48,8 +51,10 @@ struct default_tuning {
 };
 
 /// The mode of the captures the library begins itself (conditional bodies) and of the guard
-/// around its few capture-unsafe calls (allocation, free, synchronisation). `value` is the
-/// matching `cudaStreamCaptureMode` (cudaStreamCaptureModeGlobal = 0, ThreadLocal = 1, Relaxed = 2).
+/// (cudaThreadExchangeStreamCaptureMode) around its capture-unsafe calls: the allocation at
+/// construction and the synchronising host copies. (Deferred frees always run in relaxed mode:
+/// in global mode a refused cudaFree invalidates another thread's global capture.) `value` is
+/// the matching `cudaStreamCaptureMode` (Global = 0, ThreadLocal = 1, Relaxed = 2).
 namespace capture {
 struct global {
   static constexpr int value = 0;

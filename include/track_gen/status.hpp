@@ -43,7 +43,8 @@ inline constexpr std::uint32_t wrong_way = 1u << 2;
 inline constexpr std::uint32_t gate_passed = 1u << 3;
 /// Event of this step: a lap was completed (gate 0 passed after all the others).
 inline constexpr std::uint32_t lap_completed = 1u << 4;
-/// Event of this step: the projection fell back to a full O(N) search (the agent jumped).
+/// Event of this step: the projection fell back to a full O(N) search (the agent jumped, or
+/// is farther than the half-width from the centreline).
 inline constexpr std::uint32_t full_search = 1u << 5;
 /// This step's position was NaN/Inf and was ignored.
 inline constexpr std::uint32_t invalid_position = 1u << 6;

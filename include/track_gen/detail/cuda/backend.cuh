@@ -155,6 +155,7 @@ struct cuda_ops {
     unsigned char* p = allocate(bytes);
     if (deferred) return std::shared_ptr<unsigned char>(p, [](unsigned char* q) { deferred_frees::instance().push(q); });
     return std::shared_ptr<unsigned char>(p, [](unsigned char* q) {
+      capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);  // see deferred_frees::drain
       if (cudaFree(q) != cudaSuccess) {
         (void)cudaGetLastError();
         deferred_frees::instance().push(q);  // refused during someone's global capture: later

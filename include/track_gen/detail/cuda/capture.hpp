@@ -42,15 +42,19 @@ inline capture_info query_capture(cudaStream_t stream) {
 /// around calls that are not capture-safe (allocation, free, synchronisation).
 class capture_mode_guard {
  public:
-  explicit capture_mode_guard(cudaStreamCaptureMode mode) : mode_(mode) {
-    throw_on_cuda_error(cudaThreadExchangeStreamCaptureMode(&mode_), "cudaThreadExchangeStreamCaptureMode");
+  // Never throws (it is used in deleters): a failed exchange leaves the mode as it was.
+  explicit capture_mode_guard(cudaStreamCaptureMode mode) noexcept : mode_(mode) {
+    exchanged_ = cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess;
   }
-  ~capture_mode_guard() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~capture_mode_guard() {
+    if (exchanged_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
   capture_mode_guard(const capture_mode_guard&) = delete;
   capture_mode_guard& operator=(const capture_mode_guard&) = delete;
 
  private:
   cudaStreamCaptureMode mode_;
+  bool exchanged_ = false;
 };
 
 }  // namespace track_gen::detail

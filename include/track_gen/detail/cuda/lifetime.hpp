@@ -10,6 +10,7 @@
 /// thread, where no CUDA call is allowed: the last reference only queues the pointer here, and
 /// the queue is drained by the next library call made outside any capture.
 
+#include <track_gen/detail/cuda/capture.hpp>
 #include <track_gen/detail/cuda/error.hpp>
 
 #include <cuda_runtime_api.h>
@@ -54,6 +55,11 @@ class deferred_frees {
     }
     std::vector<void*> kept;
     std::vector<cudaStream_t> kept_streams;
+    // Relaxed mode for these calls, whatever the policy: measured on an H200 (CUDA 13.0,
+    // tests/graph/concurrent_capture_test.cu), a cudaFree made in global mode while another
+    // thread holds a global-mode capture is refused AND invalidates that capture; made in
+    // thread-local or relaxed mode it runs and the other capture stays valid.
+    capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);
     for (void* p : todo) {
       if (cudaFree(p) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -16,7 +16,9 @@ struct host_ops {
   static unsigned char* allocate(std::size_t bytes) { return new unsigned char[bytes == 0 ? 1 : bytes]; }
   static void deallocate(unsigned char* p) noexcept { delete[] p; }
   static void copy_to_host(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
-  static void copy_to_host_async(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
+  static void copy_to_host_async(void* dst, const void* src, std::size_t bytes, host_stream) {
+    if (bytes != 0) std::memcpy(dst, src, bytes);
+  }
   static void synchronize(host_stream) {}
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, host_stream) { std::memcpy(dst, src, bytes); }
   static void zero(void* dst, std::size_t bytes, host_stream) { std::memset(dst, 0, bytes); }

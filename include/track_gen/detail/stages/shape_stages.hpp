@@ -142,7 +142,8 @@ struct checkpoints {
   }
 };
 
-/// Acceptance test: finite; L in [length_min, length_max]; max curvature <= 1 / turn_radius_min;
+/// Acceptance test: finite; L in [length_min, length_max]; max curvature <= 1 / r with
+/// r = max(turn_radius_min, half_width + clearance_margin / 2) (a tighter turn folds the inner edge);
 /// consecutive samples L/N apart within 5% (chord vs arc at the tightest legal turn differs by
 /// (ds / r)^2 / 24, about 1.4% at 60 m, N = 256, r = 0.4 m; a shorter chord means part of the
 /// dense centreline, e.g. a tiny loop between close control points, fell between samples);
@@ -169,7 +170,10 @@ struct validate {
     std::uint32_t fail = 0;
     if (!ws.finite) fail |= status::fail_not_finite;
     if (!(ws.length >= p.validate.length_min && ws.length <= p.validate.length_max)) fail |= status::fail_length;
-    if (!(ws.max_curvature <= 1.0f / p.validate.turn_radius_min)) fail |= status::fail_curvature;
+    // The inner edge folds over itself on a turn tighter than the half-width (plus half the
+    // margin): such a turn fails whatever turn_radius_min says.
+    const float radius = max_f(p.validate.turn_radius_min, p.half_width + 0.5f * p.validate.clearance_margin);
+    if (!(ws.max_curvature <= 1.0f / radius)) fail |= status::fail_curvature;
     if (fail == 0) {
       // Consecutive samples must be L/N apart within 5%: a loop of the dense centreline
       // shorter than a sample interval (close control points) shows only here.
