@@ -149,16 +149,19 @@ struct cuda_ops {
     throw_on_cuda_error(ended, "cudaStreamEndCapture (conditional body)");
   }
 
-  /// Device memory owned through a shared_ptr. `deferred`: the last owner only queues the free
-  /// (it may be a CUDA user-object destructor); otherwise it frees, or queues when refused.
-  static std::shared_ptr<unsigned char> allocate_shared(std::size_t bytes, bool deferred) {
-    unsigned char* p = allocate(bytes);
-    if (deferred) return std::shared_ptr<unsigned char>(p, [](unsigned char* q) { deferred_frees::instance().push(q); });
-    return std::shared_ptr<unsigned char>(p, [](unsigned char* q) {
-      capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);  // see deferred_frees::drain
+  /// Device memory owned through a shared_ptr. The last owner frees it at once (relaxed
+  /// capture mode, see deferred_frees::drain), or queues it when that owner is a CUDA user
+  /// object being destroyed (no CUDA call allowed there) or the free is refused.
+  static std::shared_ptr<unsigned char> allocate_shared(std::size_t bytes, bool) {
+    return std::shared_ptr<unsigned char>(allocate(bytes), [](unsigned char* q) {
+      if (in_user_object_destructor()) {
+        deferred_frees::instance().push(q);
+        return;
+      }
+      capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);
       if (cudaFree(q) != cudaSuccess) {
         (void)cudaGetLastError();
-        deferred_frees::instance().push(q);  // refused during someone's global capture: later
+        deferred_frees::instance().push(q);
       }
     });
   }

@@ -113,6 +113,13 @@ class retain_registry {
   std::set<std::pair<cudaGraph_t, const void*>> pairs_;
 };
 
+/// True while this thread runs a user-object destructor (a CUDA-internal thread, where no CUDA
+/// call is allowed): a buffer released there is queued, elsewhere it is freed at once.
+inline bool& in_user_object_destructor() {
+  thread_local bool inside = false;
+  return inside;
+}
+
 /// Payload of one user object: a shared reference and the registry key it stands for.
 struct anchor {
   std::shared_ptr<const void> owner;
@@ -120,7 +127,9 @@ struct anchor {
   static void CUDART_CB destroy(void* self) {
     auto* a = static_cast<anchor*>(self);
     if (a->graph != nullptr) retain_registry::instance().erase(a->graph, a->owner.get());
-    delete a;  // may drop the last reference: the buffer's deleter only queues it
+    in_user_object_destructor() = true;
+    delete a;  // may drop the last reference: the buffer's deleter then only queues it
+    in_user_object_destructor() = false;
   }
 };
 
