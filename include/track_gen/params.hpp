@@ -16,7 +16,7 @@ struct random_polar_params {
   /// Radius band of the control points [m], 0 < radius_min <= radius_max.
   float radius_min = 4.0f;
   float radius_max = 7.0f;
-  /// Angular jitter as a fraction of the angular step 2*pi/M, in [0, 1): angles stay strictly
+  /// Angular jitter as a fraction of the angular step 2*pi/M, in [0, 0.999]: angles stay strictly
   /// increasing because each point moves at most jitter/2 of a step either way.
   float angle_jitter = 0.5f;
   /// Elevation band of the control points [m] (both 0: a flat track).
@@ -44,10 +44,11 @@ struct spline_params {
 
 /// `stages::validate`: acceptance test of a candidate track and the retry budget.
 struct validate_params {
-  /// Accepted centreline length range [m], 0 < length_min < length_max.
+  /// Accepted centreline length range [m], 0 < length_min <= length_max.
   float length_min = 10.0f;
   float length_max = 60.0f;
-  /// Minimum turn radius of the centreline [m], > 0: max curvature <= 1 / turn_radius_min.
+  /// Minimum turn radius of the centreline [m], > 0: max curvature <= 1 / r with
+  /// r = max(turn_radius_min, half_width + clearance_margin / 2) (tighter folds the inner edge).
   float turn_radius_min = 0.4f;
   /// Extra gap required between track edges that are far apart along the track [m], >= 0:
   /// such points must be >= 2 * half_width + clearance_margin apart.

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Compile-time composition of stages into one generation pass, and the bounded retry loop
-/// with the guaranteed fallback around it.
+/// with the fallback ellipse after it.
 
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/workspace.hpp>

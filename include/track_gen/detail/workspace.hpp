@@ -18,7 +18,7 @@ enum class track_source : int {
   random = 0,          ///< the generating stages draw it
   control_points = 1,  ///< user control points, interpolated by the spline stage
   centreline = 2,      ///< a user polyline taken as the dense centreline
-  fallback = 3,        ///< control points on the guaranteed-valid ellipse
+  fallback = 3,        ///< control points on the fallback ellipse
 };
 
 /// Byte offsets of the scratch arrays inside one block's scratch memory.
