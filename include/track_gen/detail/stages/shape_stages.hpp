@@ -80,7 +80,8 @@ struct resample {
 
 /// Unit tangent (central difference), horizontal unit left normal, half-width and curvature
 /// (Menger curvature of three consecutive samples: 4 * triangle area / product of its sides;
-/// K. Menger, 1930) per sample, written to the output; the largest curvature and whether
+/// K. Menger, 1930) per sample; a turn of more than 90 degrees between two samples (a cusp,
+/// where the Menger curvature falls to 0) counts as unbounded curvature for validation, written to the output; the largest curvature and whether
 /// everything is finite become block-uniform scalars.
 struct frames {
   static constexpr detail::stage_role role = detail::stage_role::shape;
@@ -100,11 +101,14 @@ struct frames {
       const float3 left = normalize_or(f3(-t.y, t.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
       const float sides = length(b - a) * length(c - b) * length(c - a);
       const float kappa = sides > 0.0f ? 2.0f * length(cross(b - a, c - b)) / sides : 0.0f;
+      // Menger curvature falls to 0 at a reversal (a cusp, c == a): a turn of more than 90
+      // degrees between two samples counts as unbounded curvature for validation.
+      const bool cusp = dot(b - a, c - b) < 0.0f;
       ws.out_tangent[k] = t;
       ws.out_normal[k] = left;
       ws.out_half_width[k] = p.half_width;
       ws.out_curvature[k] = kappa;
-      worst = max_f(worst, kappa);
+      worst = max_f(worst, cusp ? 3.0e38f : kappa);
       finite = finite && is_finite(b) && is_finite(kappa);
     }
     ws.max_curvature = ctx.reduce_max(worst);
