@@ -513,11 +513,15 @@ class course {
   std::shared_ptr<unsigned char> storage_;
   std::shared_ptr<unsigned char> scratch_;  ///< host backend only: one track's workspace
   const float3* positions_ = nullptr;
+  // Present whether or not the CUDA headers are visible, so that the class has one layout in
+  // every translation unit of a program.
 #if TRACK_GEN_HAS_CUDA_RUNTIME
   detail::body_stream_set body_streams_;                   ///< one per conditional nesting depth
+#else
+  std::array<void*, 2> body_streams_{};                    ///< layout twin of body_stream_set
+#endif
   std::array<unsigned long long, 8> anchored_captures_{};  ///< recent capture ids already anchored
   std::size_t next_anchor_slot_ = 0;
-#endif
 };
 
 }  // namespace track_gen

@@ -36,6 +36,11 @@
 #include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
+// The graph machinery uses the CUDA 13 signatures of cudaStreamGetCaptureInfo (with edge data),
+// cudaGraphAddNode and cudaStreamUpdateCaptureDependencies (12.x names them _v3 / _v2).
+#if CUDART_VERSION < 13000 && defined(__CUDACC__)
+#error "track_gen needs the CUDA 13 runtime headers (CUDART_VERSION >= 13000) for its CUDA backend."
+#endif
 #else
 /// Layout-compatible stand-in for CUDA's `float3` when the toolkit is absent (host backend only).
 struct float3 {
@@ -46,8 +51,8 @@ struct float3 {
 #if TRACK_GEN_CUDA_COMPILER
 #include <cub/version.cuh>
 // CCCL 3.0 removed cub::Sum/Max/Min; the kernels use cuda::std::plus<> and cuda::maximum<>.
-#if CUB_VERSION < 200800
-#error "track_gen needs CCCL (CUB) 2.8 or newer: use the CCCL shipped with CUDA 12.8+ or 13.x."
+#if CUB_VERSION < 300000
+#error "track_gen needs CCCL (CUB) 3.0 or newer: use the CCCL shipped with CUDA 13.x."
 #endif
 #include <cuda/functional>
 #endif

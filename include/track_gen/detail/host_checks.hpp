@@ -8,7 +8,9 @@
 #include <track_gen/user_tracks.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -126,6 +128,8 @@ inline sanitized_tracks sanitize(const user_tracks& in, int num_envs) {
     for (std::size_t i = 0; i < kept.size(); ++i) len += length(kept[(i + 1) % kept.size()] - kept[i]);
     out.max_polyline_length = std::fmax(out.max_polyline_length, len);
     out.max_count = std::max(out.max_count, static_cast<int>(kept.size()));
+    require(out.points.size() + kept.size() <= static_cast<std::size_t>(INT32_MAX),
+            "user_tracks.tracks hold more than 2^31 - 1 points in total");
     out.points.insert(out.points.end(), kept.begin(), kept.end());
     out.offsets.push_back(static_cast<int>(out.points.size()));
   }

@@ -18,6 +18,8 @@
 namespace track_gen::detail {
 
 struct cuda_ops {
+  static constexpr int any_of_threads = 256;
+
   static unsigned char* allocate(std::size_t bytes) {
     void* p = nullptr;
     throw_on_cuda_error(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc of the course storage");
@@ -77,28 +79,30 @@ struct cuda_ops {
   template <class Pipeline, class Tuning>
   static void prepare(std::size_t scratch_bytes) {
     auto gen = generate_kernel<Pipeline, Tuning::generate_block_threads>;
-    cudaFuncAttributes attr{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&attr, gen), "loading the generation kernel");
-    throw_on_cuda_error(cudaFuncGetAttributes(&attr, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
+    cudaFuncAttributes gen_attr{}, other{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&gen_attr, gen), "loading the generation kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<any_of_threads>), "loading the any-of-mask kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
     int device = 0, optin = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                         "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
-    const std::size_t total = scratch_bytes + attr.sharedSizeBytes;
+    const std::size_t total = scratch_bytes + gen_attr.sharedSizeBytes;
     if (total > static_cast<std::size_t>(optin)) {
       throw std::invalid_argument("track_gen: one track needs " + std::to_string(total) +
                                   " bytes of shared memory but this GPU allows " + std::to_string(optin) +
                                   " per block: lower track_params.num_samples, spline.samples_per_segment or "
                                   "the size of user centrelines");
     }
-    // The limit belongs to the kernel, shared by every course that launches it: only raise it.
+    // The limit belongs to the kernel on the current device and is shared by every course that
+    // launches it there: only raise it.
     static std::mutex mutex;
-    static std::size_t raised_to = 0;
     std::lock_guard<std::mutex> lock(mutex);
-    if (scratch_bytes > raised_to) {
+    throw_on_cuda_error(cudaFuncGetAttributes(&gen_attr, gen), "cudaFuncGetAttributes (generation kernel)");
+    if (static_cast<std::size_t>(gen_attr.maxDynamicSharedSizeBytes) < scratch_bytes) {
       throw_on_cuda_error(cudaFuncSetAttribute(gen, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
                           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-      raised_to = scratch_bytes;
     }
   }
 
@@ -117,14 +121,14 @@ struct cuda_ops {
   template <class Pipeline, class Tuning>
   static void generate_if_any(const generate_args& a, int* flag, cudaStream_t body_stream, cudaStreamCaptureMode mode,
                               ::cuda::stream_ref stream) {
-    constexpr int threads = 256;
+    constexpr int threads = any_of_threads;
     const int blocks = static_cast<int>(std::min<long long>((a.params.num_envs + threads - 1) / threads, 1024));
     any_of_mask_kernel<threads><<<blocks, threads, 0, stream.get()>>>(a.mask, a.params.num_envs, flag);
     throw_on_cuda_error(cudaGetLastError(), "launching the any-of-mask kernel");
     capture_info info = query_capture(stream.get());
     cudaGraphConditionalHandle handle{};
     throw_on_cuda_error(cudaGraphConditionalHandleCreate(&handle, info.graph, 0u, 0u), "cudaGraphConditionalHandleCreate");
-    set_condition_kernel<<<1, 1, 0, stream.get()>>>(handle, flag);
+    set_condition_kernel<><<<1, 1, 0, stream.get()>>>(handle, flag);
     throw_on_cuda_error(cudaGetLastError(), "launching the set-condition kernel");
     info = query_capture(stream.get());
     cudaGraphNodeParams node_params{};
@@ -135,8 +139,8 @@ struct cuda_ops {
     cudaGraphNode_t node = nullptr;
     throw_on_cuda_error(cudaGraphAddNode(&node, info.graph, info.dependencies, info.edges, info.num_dependencies, &node_params),
                         "cudaGraphAddNode (IF conditional node)");
-    throw_on_cuda_error(cudaStreamUpdateCaptureDependencies(stream.get(), &node, nullptr, 1, cudaStreamSetCaptureDependencies),
-                        "cudaStreamUpdateCaptureDependencies");
+    // The body first, the stream's dependencies last: if recording the body fails, the capture
+    // does not go on behind an IF node with an empty body.
     const cudaGraph_t body = node_params.conditional.phGraph_out[0];
     throw_on_cuda_error(cudaStreamBeginCaptureToGraph(body_stream, body, nullptr, nullptr, 0, mode),
                         "cudaStreamBeginCaptureToGraph (conditional body)");
@@ -147,6 +151,8 @@ struct cuda_ops {
     const cudaError_t ended = cudaStreamEndCapture(body_stream, &captured);  // always end: the body stream is reused
     throw_on_cuda_error(launched, "launching the generation kernel into the conditional body");
     throw_on_cuda_error(ended, "cudaStreamEndCapture (conditional body)");
+    throw_on_cuda_error(cudaStreamUpdateCaptureDependencies(stream.get(), &node, nullptr, 1, cudaStreamSetCaptureDependencies),
+                        "cudaStreamUpdateCaptureDependencies");
   }
 
   /// Device memory owned through a shared_ptr. The last owner frees it at once (relaxed

@@ -76,13 +76,13 @@ struct cuda_block_context {
   /// items at a time with the running total carried across tiles.
   TRACK_GEN_HD void inclusive_sum(float* data, int n) const {
 #ifdef __CUDA_ARCH__
-    float carry = 0.0f;
+    double carry = 0.0;  // like the host's double accumulation: long tracks do not drift
     for (int base = 0; base < n; base += BlockThreads) {
       const int i = base + static_cast<int>(threadIdx.x);
       float v = i < n ? data[i] : 0.0f;
       float tile_total;
       scan_t(temp.phase.scan).InclusiveSum(v, v, tile_total);
-      if (i < n) data[i] = v + carry;
+      if (i < n) data[i] = static_cast<float>(carry + v);
       carry += tile_total;
       __syncthreads();
     }

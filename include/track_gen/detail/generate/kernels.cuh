@@ -34,6 +34,8 @@ __global__ void __launch_bounds__(BlockThreads) any_of_mask_kernel(const std::in
 
 /// One thread: the IF node's condition from the flag, then the flag is cleared for the next
 /// replay. Runs right before its conditional node every time (handle values persist).
+/// (A template only so that every translation unit may define it: headers hold no plain kernels.)
+template <int Unused = 0>
 __global__ void set_condition_kernel(cudaGraphConditionalHandle handle, int* flag) {
   cudaGraphSetConditional(handle, *flag != 0 ? 1u : 0u);
   *flag = 0;
