@@ -6,6 +6,17 @@
 /// stream) and `template <class Ctx> static void run(Ctx&, detail::workspace&, const
 /// track_params&)`, called by all threads of the block; it reads and writes the workspace and
 /// synchronises through the context's collectives (every collective is a barrier).
+///
+/// Plugin stages are written the same way. Besides the collectives (`reduce_max`, `reduce_min`,
+/// `all`, `any`, `inclusive_sum`, `sync`, `rank`, `size`) the context offers, at block scope
+/// (`scope::block`: the loop runs inside the fused kernel), `skip_unless(flag, body)` and
+/// `bounded_loop(max_windows, active, body)` (tests/core/launch_context_*). Grid scope (windows
+/// as launches under the skip policy, for stages spanning several blocks) is not there yet.
 
 #include <track_gen/detail/stages/generate_stages.hpp>
 #include <track_gen/detail/stages/shape_stages.hpp>
+
+namespace track_gen::scope {
+/// The stage's loops run inside the fused generation kernel, one block per track.
+struct block {};
+}  // namespace track_gen::scope

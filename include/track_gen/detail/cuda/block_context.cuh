@@ -72,6 +72,24 @@ struct cuda_block_context {
     return v;
 #endif
   }
+  /// Launch-context protocol of plugin stages at block scope (scope::block): runs `body()` when
+  /// `flag` is true in any thread of the block; the decision is block-uniform (a barrier).
+  template <class Body>
+  TRACK_GEN_HD void skip_unless(bool flag, Body&& body) const {
+    if (any(flag)) body();
+  }
+  /// BOUNDED loop at block scope: before each of at most `max_windows` windows, `active()` (per
+  /// thread) is OR-reduced over the block, and the loop stops when no thread is active.
+  /// `body(window)` runs one window. Returns the number of windows run.
+  template <class Active, class Body>
+  TRACK_GEN_HD int bounded_loop(int max_windows, Active&& active, Body&& body) const {
+    int window = 0;
+    for (; window < max_windows; ++window) {
+      if (!any(active())) break;
+      body(window);
+    }
+    return window;
+  }
   /// In-place inclusive prefix sum of data[0, n) (shared memory), one tile of BlockThreads
   /// items at a time with the running total carried across tiles.
   TRACK_GEN_HD void inclusive_sum(float* data, int n) const {
