@@ -10,7 +10,8 @@
 /// Plugin stages are written the same way. Besides the collectives (`reduce_max`, `reduce_min`,
 /// `all`, `any`, `inclusive_sum`, `sync`, `rank`, `size`) the context offers, at block scope
 /// (`scope::block`: the loop runs inside the fused kernel), `skip_unless(flag, body)` and
-/// `bounded_loop(max_windows, active, body)` (tests/core/launch_context_*). Grid scope (windows
+/// `bounded_loop(max_windows, active, body)`; examples/plugin_stage.hpp is a complete plugin
+/// (tests/core/launch_context_* test the protocol). Grid scope (windows
 /// as launches under the skip policy, for stages spanning several blocks) is not there yet.
 
 #include <track_gen/detail/stages/generate_stages.hpp>
