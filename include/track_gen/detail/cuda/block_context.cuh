@@ -5,6 +5,7 @@
 /// Every collective ends with a barrier, so scratch written before it is visible after it.
 
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/launch_protocol.hpp>
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -12,7 +13,7 @@
 namespace track_gen::detail {
 
 template <int BlockThreads>
-struct cuda_block_context {
+struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads>> {
   using reduce_t = cub::BlockReduce<float, BlockThreads>;
   using scan_t = cub::BlockScan<float, BlockThreads>;
 
@@ -26,6 +27,8 @@ struct cuda_block_context {
   };
 
   TempStorage& temp;
+
+  TRACK_GEN_HD explicit cuda_block_context(TempStorage& storage) : temp(storage) {}
 
   // The members are __host__ __device__ only so that stage templates compile for both backends;
   // they are only ever called on the device.
@@ -71,24 +74,6 @@ struct cuda_block_context {
 #else
     return v;
 #endif
-  }
-  /// Launch-context protocol of plugin stages at block scope (scope::block): runs `body()` when
-  /// `flag` is true in any thread of the block; the decision is block-uniform (a barrier).
-  template <class Body>
-  TRACK_GEN_HD void skip_unless(bool flag, Body&& body) const {
-    if (any(flag)) body();
-  }
-  /// BOUNDED loop at block scope: before each of at most `max_windows` windows, `active()` (per
-  /// thread) is OR-reduced over the block, and the loop stops when no thread is active.
-  /// `body(window)` runs one window. Returns the number of windows run.
-  template <class Active, class Body>
-  TRACK_GEN_HD int bounded_loop(int max_windows, Active&& active, Body&& body) const {
-    int window = 0;
-    for (; window < max_windows; ++window) {
-      if (!any(active())) break;
-      body(window);
-    }
-    return window;
   }
   /// In-place inclusive prefix sum of data[0, n) (shared memory), one tile of BlockThreads
   /// items at a time with the running total carried across tiles.

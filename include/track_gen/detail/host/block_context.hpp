@@ -5,10 +5,11 @@
 /// __host__ __device__ only so that the shared stage templates compile under nvcc.
 
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/launch_protocol.hpp>
 
 namespace track_gen::detail {
 
-struct host_block_context {
+struct host_block_context : launch_protocol<host_block_context> {
   TRACK_GEN_HD static constexpr int size() { return 1; }
   TRACK_GEN_HD int rank() const { return 0; }
   TRACK_GEN_HD void sync() const {}
@@ -16,24 +17,6 @@ struct host_block_context {
   TRACK_GEN_HD float reduce_min(float v) const { return v; }
   TRACK_GEN_HD bool all(bool v) const { return v; }
   TRACK_GEN_HD bool any(bool v) const { return v; }
-  /// Launch-context protocol of plugin stages at block scope (scope::block): runs `body()` when
-  /// `flag` is true in any thread of the block; the decision is block-uniform (a barrier).
-  template <class Body>
-  TRACK_GEN_HD void skip_unless(bool flag, Body&& body) const {
-    if (any(flag)) body();
-  }
-  /// BOUNDED loop at block scope: before each of at most `max_windows` windows, `active()` (per
-  /// thread) is OR-reduced over the block, and the loop stops when no thread is active.
-  /// `body(window)` runs one window. Returns the number of windows run.
-  template <class Active, class Body>
-  TRACK_GEN_HD int bounded_loop(int max_windows, Active&& active, Body&& body) const {
-    int window = 0;
-    for (; window < max_windows; ++window) {
-      if (!any(active())) break;
-      body(window);
-    }
-    return window;
-  }
   /// In-place inclusive prefix sum of data[0, n).
   TRACK_GEN_HD void inclusive_sum(float* data, int n) const {
     double acc = 0.0;  // a long sequential float sum drifts (1.8e-5 of L over 2000 points)
