@@ -59,13 +59,17 @@ struct course_plan {
   course_layout layout;
   int max_gates = 0;
   std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, bytes = 0;
+  /// Grid-scope stage arrays (pipelines with one; size 0 otherwise).
+  bool grid = false;
+  std::size_t grid_buffer[2] = {0, 0}, grid_count = 0, grid_spacing = 0, grid_active = 0, grid_residual = 0,
+              grid_moved = 0, grid_pending = 0, grid_flags = 0;
 };
 
 inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{255u}; }
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
 inline course_plan make_plan(const track_params& params, float spacing, const sanitized_tracks* user,
-                             user_tracks::kind user_kind, const std::vector<track_params>& sets) {
+                             user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid) {
   const int m = params.polar.control_points;
   const int per = params.spline.samples_per_segment;
   int control_cap = std::max(m, fallback_control_points);
@@ -103,14 +107,24 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
   at = align256(at + sets.size() * sizeof(track_params));
   plan.env_variant = at;
   at = align256(at + (sets.empty() ? 0 : static_cast<std::size_t>(params.num_envs) * sizeof(std::int32_t)));
+  if (grid) {
+    const std::size_t envs = static_cast<std::size_t>(params.num_envs);
+    const std::size_t samples = envs * static_cast<std::size_t>(plan.scratch.dense_capacity);
+    plan.grid = true;
+    for (std::size_t& b : plan.grid_buffer) {
+      b = at;
+      at = align256(at + samples * sizeof(float3));
+    }
+    for (std::size_t* per_env : {&plan.grid_count, &plan.grid_spacing, &plan.grid_active, &plan.grid_residual,
+                                 &plan.grid_moved, &plan.grid_pending}) {
+      *per_env = at;
+      at = align256(at + envs * 4u);  // int, float or int32 per env
+    }
+    plan.grid_flags = at;  // any_active, windows
+    at = align256(at + 2 * sizeof(int));
+  }
   plan.bytes = at;
   return plan;
-}
-
-/// Nesting depth of the conditional bodies this thread is capturing for the library.
-inline int& body_depth() {
-  thread_local int depth = 0;
-  return depth;
 }
 
 }  // namespace detail
@@ -196,7 +210,7 @@ class course {
   /// @throws std::invalid_argument a parameter out of range.
   static std::size_t required_bytes(const track_params& params, float checkpoint_spacing) {
     detail::check_params(params, checkpoint_spacing);
-    return detail::make_plan(params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}).bytes;
+    return detail::make_plan(params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}, Pipeline::has_grid).bytes;
   }
 
   course(course&&) noexcept = default;
@@ -238,31 +252,17 @@ class course {
     detail::generate_args a = generate_args_;
     a.mask = mask;
     a.advance = advance;
+    const bool capturing = before_call(stream);
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     if constexpr (is_cuda && is_conditional) {
-      if (before_call(stream) && mask != nullptr) {
-        int& depth = detail::body_depth();
-        if (depth >= static_cast<int>(body_streams_.size()))
-          throw capture_error("track_gen: course::regenerate: conditional bodies nested deeper than " +
-                              std::to_string(body_streams_.size()) + " levels");
-        ++depth;
-        try {
-          ops::template generate_if_any<Pipeline, tuning>(a, any_flag(), body_streams_[static_cast<std::size_t>(depth - 1)],
-                                                          capture_mode(), stream);
-        } catch (...) {
-          --depth;
-          throw;
-        }
-        --depth;
+      if (capturing && mask != nullptr) {
+        ops::template generate_if_any<Pipeline, tuning>(a, any_flag(), recording_setup(), stream);
         return;
       }
-    } else {
-      before_call(stream);
     }
-#else
-    before_call(stream);
 #endif
-    ops::template generate<Pipeline, tuning>(a, scratch_.get(), stream);
+    (void)capturing;
+    ops::template generate<Pipeline, tuning>(a, scratch_.get(), recording_setup(), stream);
   }
 
   /// Trivially copyable view for kernels (and host code with `backend::host`).
@@ -371,7 +371,7 @@ class course {
     detail::sanitized_tracks user;
     if (tracks != nullptr) user = detail::sanitize(*tracks, params_.num_envs);
     const user_tracks::kind kind = tracks != nullptr ? tracks->type : user_tracks::kind::control_points;
-    plan_ = detail::make_plan(params_, spacing_, tracks != nullptr ? &user : nullptr, kind, sets);
+    plan_ = detail::make_plan(params_, spacing_, tracks != nullptr ? &user : nullptr, kind, sets, Pipeline::has_grid);
 
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     // The host backend never names the guard (a plain C++ build must not reference cudart).
@@ -415,6 +415,8 @@ class course {
     a.variants = nullptr;
     a.env_variant = nullptr;
     a.launch_count = reinterpret_cast<unsigned long long*>(base + plan_.layout.launch_count);
+    a.grid = grid_samples{};
+    a.grid_pending = nullptr;
     if (!sets.empty()) {
       const std::vector<std::int32_t> index(variants->env_variant.begin(), variants->env_variant.end());
       ops::copy_from_host(base + plan_.variants, sets.data(), sets.size() * sizeof(track_params), stream);
@@ -431,12 +433,29 @@ class course {
       a.user_source = kind == user_tracks::kind::centreline ? detail::track_source::centreline
                                                             : detail::track_source::control_points;
     }
+    if (plan_.grid) {
+      grid_samples& g = a.grid;
+      g.buffer[0] = reinterpret_cast<float3*>(base + plan_.grid_buffer[0]);
+      g.buffer[1] = reinterpret_cast<float3*>(base + plan_.grid_buffer[1]);
+      g.count = reinterpret_cast<const int*>(base + plan_.grid_count);
+      g.spacing = reinterpret_cast<const float*>(base + plan_.grid_spacing);
+      g.active = reinterpret_cast<std::int32_t*>(base + plan_.grid_active);
+      g.residual = reinterpret_cast<float*>(base + plan_.grid_residual);
+      g.moved = reinterpret_cast<std::int32_t*>(base + plan_.grid_moved);
+      g.any_active = reinterpret_cast<int*>(base + plan_.grid_flags);
+      g.windows = reinterpret_cast<int*>(base + plan_.grid_flags) + 1;
+      g.variants = a.variants;
+      g.env_variant = a.env_variant;
+      g.num_envs = params_.num_envs;
+      g.capacity = plan_.scratch.dense_capacity;
+      a.grid_pending = reinterpret_cast<std::int32_t*>(base + plan_.grid_pending);
+    }
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     if constexpr (is_cuda && is_conditional) {
       body_streams_.create();
     }
 #endif
-    ops::template generate<Pipeline, tuning>(a, scratch_.get(), stream);
+    ops::template generate<Pipeline, tuning>(a, scratch_.get(), recording_setup(), stream);
   }
 
   /// Before recording or running work on `stream`: returns whether it is capturing; anchors the
@@ -470,6 +489,20 @@ class course {
   }
   int* any_flag() const { return reinterpret_cast<int*>(storage_.get() + plan_.layout.any_flag); }
 #endif
+
+  /// How the backend records launches (CUDA: conditional nodes under skip::conditional, with
+  /// this course's body streams and the policy's capture mode).
+  typename ops::launch_setup recording_setup() const {
+    typename ops::launch_setup setup{};
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    if constexpr (is_cuda) {
+      setup.conditional = is_conditional;
+      setup.bodies = &body_streams_;
+      setup.mode = capture_mode();
+    }
+#endif
+    return setup;
+  }
 
   void sync_guarded(stream_type stream) const {
 #if TRACK_GEN_HAS_CUDA_RUNTIME
@@ -518,7 +551,7 @@ class course {
 #if TRACK_GEN_HAS_CUDA_RUNTIME
   detail::body_stream_set body_streams_;                   ///< one per conditional nesting depth
 #else
-  std::array<void*, 2> body_streams_{};                    ///< layout twin of body_stream_set
+  std::array<void*, 3> body_streams_{};                    ///< layout twin of body_stream_set
 #endif
   std::array<unsigned long long, 8> anchored_captures_{};  ///< recent capture ids already anchored
   std::size_t next_anchor_slot_ = 0;

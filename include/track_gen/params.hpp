@@ -42,6 +42,27 @@ struct spline_params {
   int samples_per_segment = 32;
 };
 
+/// `stages::dense_repulsive` (grid scope): Jacobi relaxation of the dense centreline samples
+/// of a random track that pushes sections far apart along the track to at least `clearance`
+/// apart in space. Runs as windows of launches (several blocks per track); the stage is off when
+/// `max_windows` or `clearance` is 0 (the default: only pipelines that contain the stage read it).
+struct dense_repulsive_params {
+  /// Target distance [m], >= 0, between dense samples farther apart along the track than a
+  /// half circle of diameter `clearance`.
+  float clearance = 0.0f;
+  /// Fraction of the summed push applied per iteration, in (0, 1].
+  float step = 0.25f;
+  /// Pull of a pushed sample toward the midpoint of its neighbours, per iteration, in [0, 1).
+  float smoothing = 0.5f;
+  /// Jacobi iterations per window (one launch each), even, in [2, 256].
+  int iterations_per_window = 8;
+  /// Window bound (the BOUNDED loop), in [0, 1000]: a track stops after this many windows even
+  /// if it has not converged.
+  int max_windows = 0;
+  /// A track stops once its largest overlap in the last iteration of a window is below this [m], > 0.
+  float tolerance = 1e-2f;
+};
+
 /// `stages::validate`: acceptance test of a candidate track and the retry budget.
 struct validate_params {
   /// Accepted centreline length range [m], 0 < length_min <= length_max.
@@ -79,6 +100,7 @@ struct track_params {
   repulsive_params repulsive;
   spline_params spline;
   validate_params validate;
+  dense_repulsive_params dense_repulsive;
 };
 
 }  // namespace track_gen

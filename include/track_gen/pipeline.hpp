@@ -5,6 +5,7 @@
 
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/workspace.hpp>
+#include <track_gen/grid_scope.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/stages.hpp>
 
@@ -13,9 +14,34 @@
 
 namespace track_gen {
 
+namespace detail {
+template <class Stage, class = void>
+struct stage_scope {
+  using type = scope::block;
+};
+template <class Stage>
+struct stage_scope<Stage, std::void_t<typename Stage::scope>> {
+  using type = typename Stage::scope;
+};
+/// Whether `Stage` runs at grid scope (its `scope` member type is scope::grid).
+template <class Stage>
+inline constexpr bool is_grid_stage = std::is_same_v<typename stage_scope<Stage>::type, scope::grid>;
+
+/// Index of the first grid-scope stage of the pack (the pack size if none).
+template <class... Stages>
+constexpr int first_grid_index() {
+  constexpr bool grid[] = {is_grid_stage<Stages>..., false};
+  int i = 0;
+  while (i < static_cast<int>(sizeof...(Stages)) && !grid[i]) ++i;
+  return i;
+}
+}  // namespace detail
+
 /// Stages run in order, all fused in one kernel (one block per track). Stages whose role does
 /// not apply to a track's source are skipped: `generate` stages run for random tracks only,
-/// `interpolate` stages not for user centrelines.
+/// `interpolate` stages not for user centrelines. A grid-scope stage (grid_scope.hpp) splits the
+/// pass: the fused kernel skips it (keeping its input, the dense samples), the grid stage runs
+/// on its own launches, and `run_after_grid` rebuilds what follows it.
 template <class... Stages>
 struct pipeline {
   static_assert(sizeof...(Stages) >= 1, "A pipeline needs at least one stage.");
@@ -23,25 +49,64 @@ struct pipeline {
                 "A pipeline needs exactly one stage with role validate (e.g. stages::validate).");
   static_assert(std::tuple_element_t<sizeof...(Stages) - 1, std::tuple<Stages...>>::role == detail::stage_role::validate,
                 "The validating stage must be the last stage of a pipeline: it judges the finished track.");
+  static_assert((detail::is_grid_stage<Stages> + ... + 0) <= 1, "A pipeline holds at most one grid-scope stage.");
+
+  /// Position of the grid-scope stage in the pack (the pack size when there is none).
+  static constexpr int grid_index = detail::first_grid_index<Stages...>();
+  static constexpr bool has_grid = grid_index < static_cast<int>(sizeof...(Stages));
+  static_assert(!has_grid || grid_index >= 1,
+                "A grid-scope stage relaxes the dense centreline: put it after the stage that makes it (stages::catmull_rom).");
+  /// The grid-scope stage (void when there is none).
+  using grid_stage = std::conditional_t<has_grid, std::tuple_element_t<(has_grid ? grid_index : 0), std::tuple<Stages...>>, void>;
 
   /// One generation attempt of the track described by `ws` (all threads of the block call it).
+  /// A grid-scope stage is skipped; its input (the dense samples) goes to `ws.grid_dense` when set.
   template <class Ctx>
   TRACK_GEN_HD static void run_attempt(Ctx& ctx, detail::workspace& ws, const track_params& p) {
-    (run_stage<Stages>(ctx, ws, p), ...);
+    run_from<0>(ctx, ws, p);
+  }
+
+  /// The stages after the grid-scope stage, on the dense samples in `ws` (all threads call it).
+  template <class Ctx>
+  TRACK_GEN_HD static void run_after_grid(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    if constexpr (has_grid) run_from<grid_index + 1>(ctx, ws, p);
   }
 
  private:
+  template <int First, class Ctx>
+  TRACK_GEN_HD static void run_from(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    run_indexed<First>(ctx, ws, p, std::make_integer_sequence<int, sizeof...(Stages)>{});
+  }
+
+  template <int First, class Ctx, int... I>
+  TRACK_GEN_HD static void run_indexed(Ctx& ctx, detail::workspace& ws, const track_params& p,
+                                       std::integer_sequence<int, I...>) {
+    (run_if<(I >= First), Stages>(ctx, ws, p), ...);
+  }
+
+  template <bool Run, class Stage, class Ctx>
+  TRACK_GEN_HD static void run_if(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    if constexpr (Run) run_stage<Stage>(ctx, ws, p);
+  }
+
   template <class Stage, class Ctx>
   TRACK_GEN_HD static void run_stage(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using detail::stage_role;
     using detail::track_source;
-    if constexpr (Stage::role == stage_role::generate) {
-      if (ws.source != track_source::random) return;
+    if constexpr (detail::is_grid_stage<Stage>) {
+      // Keep the grid stage's input for its launches (the last attempt's copy wins).
+      if (ws.grid_dense != nullptr && ws.source == track_source::random)
+        for (int i = ctx.rank(); i < ws.num_dense; i += ctx.size()) ws.grid_dense[i] = ws.dense[i];
+      return;
+    } else {
+      if constexpr (Stage::role == stage_role::generate) {
+        if (ws.source != track_source::random) return;
+      }
+      if constexpr (Stage::role == stage_role::interpolate) {
+        if (ws.source == track_source::centreline) return;
+      }
+      Stage::run(ctx, ws, p);
     }
-    if constexpr (Stage::role == stage_role::interpolate) {
-      if (ws.source == track_source::centreline) return;
-    }
-    Stage::run(ctx, ws, p);
   }
 };
 

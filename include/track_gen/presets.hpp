@@ -37,4 +37,42 @@ inline track_params drone_track(int num_envs) {
   return p;
 }
 
+/// The pipeline of `long_track`: the `track` pipeline with stages::dense_repulsive (grid scope)
+/// between the spline and the resampling.
+using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,
+                                     stages::resample, stages::frames, stages::checkpoints, stages::validate>;
+
+/// A full-size circuit (use with `long_track_pipeline`): 1-3 km long, 12 m wide, 2048 samples.
+///
+/// Defaults and why: 32 control points at radii 250-300 m give centrelines of about 1.8-1.9 km
+/// (accepted 800-3000 m); half-width 6 m is a 12 m wide circuit; minimum turn radius 8 m is a
+/// tight hairpin; 64 spline samples per segment
+/// give 2048 dense samples (about 0.8 m apart) and N = 2048 resampled ones; the control
+/// polygon keeps 60 m from non-adjacent sides; then stages::dense_repulsive keeps sections
+/// that are far apart along the track at least 40 m apart (the width of the track plus run-off
+/// on both sides), in windows of 8 iterations, at most 8 windows. Measured on the host backend
+/// (64 envs, seed 0): 1.02 attempts per track, 27 tracks relaxed, 3 relaxations rejected.
+inline track_params long_track(int num_envs) {
+  track_params p;
+  p.num_envs = num_envs;
+  p.num_samples = 2048;
+  p.half_width = 6.0f;
+  p.gate_half_height = 4.0f;
+  p.polar.control_points = 32;
+  p.polar.radius_min = 250.0f;
+  p.polar.radius_max = 300.0f;
+  p.repulsive.clearance = 60.0f;
+  p.repulsive.tolerance = 0.05f;
+  p.spline.samples_per_segment = 64;
+  p.validate.length_min = 800.0f;
+  p.validate.length_max = 3000.0f;
+  p.validate.turn_radius_min = 8.0f;
+  p.validate.clearance_margin = 2.0f;
+  p.dense_repulsive.clearance = 40.0f;
+  p.dense_repulsive.max_windows = 8;
+  p.dense_repulsive.iterations_per_window = 8;
+  p.dense_repulsive.tolerance = 0.05f;
+  return p;
+}
+
 }  // namespace track_gen::presets

@@ -11,13 +11,11 @@
 /// `all`, `any`, `inclusive_sum`, `sync`, `rank`, `size`) the context offers, at block scope
 /// (`scope::block`: the loop runs inside the fused kernel), `skip_unless(flag, body)` and
 /// `bounded_loop(max_windows, active, body)`; examples/plugin_stage.hpp is a complete plugin
-/// (tests/core/launch_context_* test the protocol). Grid scope (windows
-/// as launches under the skip policy, for stages spanning several blocks) is not there yet.
+/// (tests/core/launch_context_* test the protocol). Grid scope (windows as launches under the
+/// skip policy, for stages spanning several blocks) is described in grid_scope.hpp;
+/// stages::dense_repulsive is one.
 
+#include <track_gen/detail/stages/dense_repulsive.hpp>
 #include <track_gen/detail/stages/generate_stages.hpp>
 #include <track_gen/detail/stages/shape_stages.hpp>
-
-namespace track_gen::scope {
-/// The stage's loops run inside the fused generation kernel, one block per track.
-struct block {};
-}  // namespace track_gen::scope
+#include <track_gen/grid_scope.hpp>

@@ -2,6 +2,8 @@
 /// @file
 /// Per-environment status bits of a track and the per-step event/flag bits of progress tracking.
 
+#include <track_gen/detail/config.hpp>
+
 #include <cstdint>
 
 namespace track_gen {
@@ -24,11 +26,17 @@ inline constexpr std::uint32_t fail_curvature = 1u << 6;
 inline constexpr std::uint32_t fail_clearance = 1u << 7;
 /// Consecutive samples were not L/N apart within 5% (a loop between samples).
 inline constexpr std::uint32_t fail_spacing = 1u << 16;
+/// A grid-scope stage (e.g. stages::dense_repulsive) moved the track and the result passed
+/// validation: the stored track is the relaxed one.
+inline constexpr std::uint32_t relaxed = 1u << 17;
+/// A grid-scope stage moved the track but the result failed validation: the stored track is
+/// the one before the stage (rebuilt from the same random streams), still valid.
+inline constexpr std::uint32_t relax_rejected = 1u << 18;
 /// Bits 8..15 hold the number of generation attempts made (1..255), the fallback not counted.
 inline constexpr int attempts_shift = 8;
 inline constexpr std::uint32_t attempts_mask = 0xffu << attempts_shift;
 /// The number of attempts recorded in a status word.
-constexpr int attempts(std::uint32_t s) { return static_cast<int>((s & attempts_mask) >> attempts_shift); }
+TRACK_GEN_HD constexpr int attempts(std::uint32_t s) { return static_cast<int>((s & attempts_mask) >> attempts_shift); }
 }  // namespace status
 
 /// Bits of the per-environment progress flag word (`uint32_t [E]`), rewritten by every `step`.

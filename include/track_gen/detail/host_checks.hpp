@@ -54,6 +54,15 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   require_range("track_params.validate.turn_radius_min [m]", p.validate.turn_radius_min, 1e-4f, big);
   require_range("track_params.validate.clearance_margin [m]", p.validate.clearance_margin, 0.0f, big);
   require_range("track_params.validate.max_attempts", p.validate.max_attempts, 1, 255);
+  require_range("track_params.dense_repulsive.clearance [m]", p.dense_repulsive.clearance, 0.0f, big);
+  require_range("track_params.dense_repulsive.step", p.dense_repulsive.step, 1e-6f, 1.0f);
+  require_range("track_params.dense_repulsive.smoothing", p.dense_repulsive.smoothing, 0.0f, 0.999f);
+  require_range("track_params.dense_repulsive.iterations_per_window", p.dense_repulsive.iterations_per_window, 2, 256);
+  require(p.dense_repulsive.iterations_per_window % 2 == 0,
+          "track_params.dense_repulsive.iterations_per_window = " + std::to_string(p.dense_repulsive.iterations_per_window) +
+              " must be even (the iterations alternate between two buffers and a window ends in the first)");
+  require_range("track_params.dense_repulsive.max_windows", p.dense_repulsive.max_windows, 0, 1000);
+  require_range("track_params.dense_repulsive.tolerance [m]", p.dense_repulsive.tolerance, 1e-9f, big);
   require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,
           "track_params.env_offset + num_envs - 1 must fit in 32 bits (global env ids are uint32)");
 }

@@ -71,6 +71,9 @@ struct workspace {
   float* out_gate_half_width;
   float* out_gate_arc_length;
 
+  /// This env's slice of the grid-scope stage's first buffer (null: no grid stage, or do not keep).
+  float3* grid_dense;
+
   // Identity and random stream of this attempt.
   std::uint64_t seed;
   std::uint32_t global_env, episode, attempt;

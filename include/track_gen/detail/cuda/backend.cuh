@@ -3,7 +3,9 @@
 /// CUDA backend operations: memory, kernel preparation and asynchronous launches.
 
 #include <track_gen/detail/cuda/capture.hpp>
+#include <track_gen/detail/cuda/conditional.cuh>
 #include <track_gen/detail/cuda/error.hpp>
+#include <track_gen/detail/cuda/grid_context.cuh>
 #include <track_gen/detail/cuda/lifetime.hpp>
 #include <track_gen/detail/generate/kernels.cuh>
 #include <track_gen/detail/progress/kernels.cuh>
@@ -19,6 +21,7 @@ namespace track_gen::detail {
 
 struct cuda_ops {
   static constexpr int any_of_threads = 256;
+  using launch_setup = cuda_launch_setup;
 
   static unsigned char* allocate(std::size_t bytes) {
     void* p = nullptr;
@@ -84,6 +87,15 @@ struct cuda_ops {
     throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<any_of_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
+    auto finish = generate_kernel<Pipeline, Tuning::generate_block_threads, true>;
+    if constexpr (Pipeline::has_grid) {
+      // The stage's own kernels load at construction, which runs the grid stage eagerly.
+      throw_on_cuda_error(cudaFuncGetAttributes(&other, finish), "loading the grid finish kernel");
+      throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_update_active_kernel<256>), "loading the active-flag kernel");
+      throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_start_kernel<>), "loading the WHILE start kernel");
+      throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_next_kernel<>), "loading the WHILE condition kernel");
+      throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_set_if_kernel<>), "loading the IF condition kernel");
+    }
     int device = 0, optin = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
@@ -104,55 +116,48 @@ struct cuda_ops {
       throw_on_cuda_error(cudaFuncSetAttribute(gen, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
                           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
     }
+    if constexpr (Pipeline::has_grid) {
+      throw_on_cuda_error(cudaFuncGetAttributes(&gen_attr, finish), "cudaFuncGetAttributes (grid finish kernel)");
+      if (static_cast<std::size_t>(gen_attr.maxDynamicSharedSizeBytes) < scratch_bytes) {
+        throw_on_cuda_error(cudaFuncSetAttribute(finish, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
+                            "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) of the grid finish kernel");
+      }
+    }
   }
 
+  /// Records (or runs) one generation call on `stream`: the fused kernel, then, with a
+  /// grid-scope stage, its windows and the finish kernel.
   template <class Pipeline, class Tuning>
-  static void generate(const generate_args& a, unsigned char*, ::cuda::stream_ref stream) {
+  static void generate(const generate_args& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
     generate_kernel<Pipeline, Tuning::generate_block_threads>
         <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(a);
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
+    if constexpr (Pipeline::has_grid) {
+      if (Pipeline::grid_stage::runs(a.params)) {
+        cuda_grid_context<Tuning::generate_block_threads> ctx(stream.get(), setup);
+        Pipeline::grid_stage::run(ctx, a.grid, a.params);
+        generate_kernel<Pipeline, Tuning::generate_block_threads, true>
+            <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(a);
+        throw_on_cuda_error(cudaGetLastError(), "launching the grid finish kernel");
+      }
+    }
   }
 
   /// Records, into the capture `stream` belongs to, the masked regeneration under an IF
   /// conditional node (DESIGN §5): an any-of-mask kernel, a one-thread kernel setting the
-  /// condition, the node on the capture's current dependencies (the enclosing capture is not
-  /// ended, so its id stays), and the generation kernel captured into the node's body on
-  /// `body_stream` in capture mode `mode`.
+  /// condition (and clearing the flag for the next replay), the node on the capture's current
+  /// dependencies (the enclosing capture is not ended, so its id stays), and `generate` captured
+  /// into the node's body on the next body stream in the setup's capture mode.
   template <class Pipeline, class Tuning>
-  static void generate_if_any(const generate_args& a, int* flag, cudaStream_t body_stream, cudaStreamCaptureMode mode,
-                              ::cuda::stream_ref stream) {
+  static void generate_if_any(const generate_args& a, int* flag, const launch_setup& setup, ::cuda::stream_ref stream) {
     constexpr int threads = any_of_threads;
     const int blocks = static_cast<int>(std::min<long long>((a.params.num_envs + threads - 1) / threads, 1024));
     any_of_mask_kernel<threads><<<blocks, threads, 0, stream.get()>>>(a.mask, a.params.num_envs, flag);
     throw_on_cuda_error(cudaGetLastError(), "launching the any-of-mask kernel");
-    capture_info info = query_capture(stream.get());
-    cudaGraphConditionalHandle handle{};
-    throw_on_cuda_error(cudaGraphConditionalHandleCreate(&handle, info.graph, 0u, 0u), "cudaGraphConditionalHandleCreate");
-    set_condition_kernel<><<<1, 1, 0, stream.get()>>>(handle, flag);
-    throw_on_cuda_error(cudaGetLastError(), "launching the set-condition kernel");
-    info = query_capture(stream.get());
-    cudaGraphNodeParams node_params{};
-    node_params.type = cudaGraphNodeTypeConditional;
-    node_params.conditional.handle = handle;
-    node_params.conditional.type = cudaGraphCondTypeIf;
-    node_params.conditional.size = 1;
-    cudaGraphNode_t node = nullptr;
-    throw_on_cuda_error(cudaGraphAddNode(&node, info.graph, info.dependencies, info.edges, info.num_dependencies, &node_params),
-                        "cudaGraphAddNode (IF conditional node)");
-    // The body first, the stream's dependencies last: if recording the body fails, the capture
-    // does not go on behind an IF node with an empty body.
-    const cudaGraph_t body = node_params.conditional.phGraph_out[0];
-    throw_on_cuda_error(cudaStreamBeginCaptureToGraph(body_stream, body, nullptr, nullptr, 0, mode),
-                        "cudaStreamBeginCaptureToGraph (conditional body)");
-    generate_kernel<Pipeline, Tuning::generate_block_threads>
-        <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, body_stream>>>(a);
-    const cudaError_t launched = cudaGetLastError();
-    cudaGraph_t captured = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(body_stream, &captured);  // always end: the body stream is reused
-    throw_on_cuda_error(launched, "launching the generation kernel into the conditional body");
-    throw_on_cuda_error(ended, "cudaStreamEndCapture (conditional body)");
-    throw_on_cuda_error(cudaStreamUpdateCaptureDependencies(stream.get(), &node, nullptr, 1, cudaStreamSetCaptureDependencies),
-                        "cudaStreamUpdateCaptureDependencies");
+    record_conditional(
+        stream.get(), cudaGraphCondTypeIf, *setup.bodies, setup.mode,
+        [&](cudaGraphConditionalHandle handle, cudaStream_t st) { set_condition_kernel<><<<1, 1, 0, st>>>(handle, flag); },
+        [&](cudaStream_t body, cudaGraphConditionalHandle) { generate<Pipeline, Tuning>(a, nullptr, setup, body); });
   }
 
   /// Device memory owned through a shared_ptr. The last owner frees it at once (relaxed

@@ -160,11 +160,19 @@ inline void retain_on_graph(cudaGraph_t graph, std::shared_ptr<const void> owner
   attach_user_object(graph, std::move(owner), true);
 }
 
+/// Nesting depth of the conditional bodies this thread is capturing for the library.
+inline int& body_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+
 /// The conditional-body streams of one course (one per nesting depth), created outside any
 /// capture. Move-only; destruction queues them for cudaStreamDestroy at the next drain.
 class body_stream_set {
  public:
-  static constexpr std::size_t depth = 2;
+  /// A regenerate inside a user's conditional body (1), its IF node (2), a WHILE node of a
+  /// grid-scope stage inside that (3).
+  static constexpr std::size_t depth = 3;
   body_stream_set() = default;
   void create() {
     for (cudaStream_t& st : streams_)

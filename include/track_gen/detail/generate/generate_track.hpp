@@ -6,6 +6,7 @@
 #include <track_gen/course_ref.hpp>
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
+#include <track_gen/grid_scope.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/status.hpp>
 
@@ -33,6 +34,8 @@ struct generate_args {
   const track_params* variants;     ///< per-env parameter sets (null: `params` for every env)
   const std::int32_t* env_variant;  ///< [E] index into `variants`
   unsigned long long* launch_count; ///< incremented once by every generation launch that runs
+  grid_samples grid;                ///< the grid-scope stage's buffers (all null without one)
+  std::int32_t* grid_pending;       ///< [E] the grid stage took env e's samples this call
 };
 
 /// Semi-axes (a, b), a = 1.25 b, of the fallback ellipse whose perimeter is the middle of the
@@ -43,13 +46,9 @@ TRACK_GEN_HD inline float fallback_minor_axis(const track_params& p) {
   return target / 7.0903f;
 }
 
-/// Builds env e's track into the output arrays. Every thread of the block calls it.
-template <class Pipeline, class Ctx>
-TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
-  // Stage parameters: the env's variant; batch-wide fields always come from a.params.
-  const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
+/// Sets up `ws` for env e's track of `episode` (every thread of the block calls it).
+TRACK_GEN_HD inline void init_workspace(workspace& ws, const generate_args& a, int e, std::uint32_t episode) {
   const int n = a.params.num_samples;
-  const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
   ws.seed = a.params.seed;
   ws.global_env = a.params.env_offset + static_cast<std::uint32_t>(e);
   ws.episode = episode;
@@ -58,7 +57,25 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, 
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
   ws.dense_is_spline = false;
+  ws.grid_dense = nullptr;
+  ws.valid = false;
+  ws.fail_bits = 0;
   ws.bind_output(a.tracks, e, n, a.max_gates);
+}
+
+/// Builds env e's track into the output arrays. Every thread of the block calls it.
+template <class Pipeline, class Ctx>
+TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
+  // Stage parameters: the env's variant; batch-wide fields always come from a.params.
+  const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
+  const int n = a.params.num_samples;
+  const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
+  init_workspace(ws, a, e, episode);
+  bool grid = false;
+  if constexpr (Pipeline::has_grid) {
+    grid = a.num_user_tracks == 0 && Pipeline::grid_stage::enabled(a.params, p);
+    if (grid) ws.grid_dense = a.grid.samples(0, e);
+  }
 
   std::uint32_t st = 0;
   int attempts = 1;
@@ -107,6 +124,60 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, 
     a.tracks.status[e] = st;
     a.tracks.episode[e] = episode;
     reset_progress(a.progress, e, ws.num_gates);
+    if constexpr (Pipeline::has_grid) {
+      // The grid stage takes a random track that passed (not the fallback).
+      const bool take = grid && ws.source == track_source::random && ws.valid;
+      a.grid_pending[e] = take ? 1 : 0;
+      a.grid.active[e] = take ? 1 : 0;
+      a.grid.moved[e] = 0;
+      a.grid.residual[e] = 0.0f;
+      const_cast<int*>(a.grid.count)[e] = ws.num_dense;  // the stage reads them; the library writes them here
+      const_cast<float*>(a.grid.spacing)[e] = ws.num_dense > 0 ? ws.length / static_cast<float>(ws.num_dense) : 0.0f;
+    }
+  }
+}
+
+/// After the grid-scope stage: env e's relaxed dense samples (when the stage moved them) go
+/// through the stages after it; a track that fails validation is rebuilt as it was before the
+/// stage (the same random streams: bit for bit). Every thread of the block calls it, for envs
+/// with `grid_pending[e]` set.
+template <class Pipeline, class Ctx>
+TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
+  const bool moved = a.grid.moved[e] != 0;
+  if (moved) {
+    const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
+    const int n = a.params.num_samples;
+    const std::uint32_t before = a.tracks.status[e];
+    init_workspace(ws, a, e, a.tracks.episode[e]);
+    const int count = a.grid.count[e];
+    const float3* relaxed = a.grid.samples(0, e);
+    for (int i = ctx.rank(); i < count; i += ctx.size()) ws.dense[i] = relaxed[i];
+    ws.num_dense = count;
+    ws.dense_is_spline = false;
+    ws.source = track_source::centreline;
+    ctx.sync();
+    Pipeline::run_after_grid(ctx, ws, p);
+    std::uint32_t st = before & status::attempts_mask;
+    if (ws.valid) {
+      st |= status::valid | status::relaxed;
+    } else {
+      // Rebuild the accepted attempt as the fused kernel made it (it passed then).
+      ws.source = track_source::random;
+      ws.attempt = static_cast<std::uint32_t>(status::attempts(before) - 1);
+      Pipeline::run_attempt(ctx, ws, p);
+      st |= (ws.valid ? status::valid : ws.fail_bits) | status::relax_rejected;
+    }
+    for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out_position[k] = ws.position[k];
+    if (ctx.rank() == 0) {
+      a.tracks.length[e] = ws.length;
+      a.tracks.num_gates[e] = ws.num_gates;
+      a.tracks.status[e] = st;
+      reset_progress(a.progress, e, ws.num_gates);
+    }
+  }
+  if (ctx.rank() == 0) {
+    a.grid_pending[e] = 0;
+    a.grid.active[e] = 0;
   }
 }
 

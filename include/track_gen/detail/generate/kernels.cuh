@@ -8,18 +8,28 @@
 
 namespace track_gen::detail {
 
-template <class Pipeline, int BlockThreads>
+/// Block e builds env e's track (`Finish = false`), or, after a grid-scope stage, finishes env
+/// e when the stage took it (`Finish = true`, finish_grid_env).
+template <class Pipeline, int BlockThreads, bool Finish = false>
 __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args args) {
   const int e = static_cast<int>(blockIdx.x);
-  if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
-  if (args.mask != nullptr && args.mask[e] == 0) return;  // uniform per block
+  if constexpr (Finish) {
+    if (args.grid_pending[e] == 0) return;  // uniform per block
+  } else {
+    if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
+    if (args.mask != nullptr && args.mask[e] == 0) return;  // uniform per block
+  }
   using context = cuda_block_context<BlockThreads>;
   __shared__ typename context::TempStorage temp;
   extern __shared__ __align__(16) unsigned char scratch[];
   context ctx{temp};
   workspace ws;
   ws.bind_scratch(scratch, args.layout);
-  generate_env<Pipeline>(ctx, ws, args, e);
+  if constexpr (Finish) {
+    finish_grid_env<Pipeline>(ctx, ws, args, e);
+  } else {
+    generate_env<Pipeline>(ctx, ws, args, e);
+  }
 }
 
 /// Sets `*flag` to 1 when any mask entry is nonzero (every writer stores the same value).

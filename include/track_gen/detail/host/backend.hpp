@@ -4,6 +4,7 @@
 
 #include <track_gen/course_ref.hpp>
 #include <track_gen/detail/generate/generate_track.hpp>
+#include <track_gen/detail/grid/host_context.hpp>
 #include <track_gen/detail/host/block_context.hpp>
 #include <track_gen/policy.hpp>
 
@@ -28,9 +29,13 @@ struct host_ops {
     return std::shared_ptr<unsigned char>(allocate(bytes), [](unsigned char* q) { deallocate(q); });
   }
 
-  /// Generates every env (or every env with a nonzero mask entry), one after the other.
+  /// The host backend has no captures: nothing to set up.
+  struct launch_setup {};
+
+  /// Generates every env (or every env with a nonzero mask entry), one after the other; then,
+  /// with a grid-scope stage, runs it and finishes the envs it took.
   template <class Pipeline, class Tuning>
-  static void generate(const generate_args& a, unsigned char* scratch, host_stream) {
+  static void generate(const generate_args& a, unsigned char* scratch, const launch_setup&, host_stream) {
     const host_block_context ctx;
     ++*a.launch_count;
     for (int e = 0; e < a.params.num_envs; ++e) {
@@ -38,6 +43,17 @@ struct host_ops {
       workspace ws;
       ws.bind_scratch(scratch, a.layout);
       generate_env<Pipeline>(ctx, ws, a, e);
+    }
+    if constexpr (Pipeline::has_grid) {
+      if (!Pipeline::grid_stage::runs(a.params)) return;
+      host_grid_context grid_ctx;
+      Pipeline::grid_stage::run(grid_ctx, a.grid, a.params);
+      for (int e = 0; e < a.params.num_envs; ++e) {
+        if (a.grid_pending[e] == 0) continue;
+        workspace ws;
+        ws.bind_scratch(scratch, a.layout);
+        finish_grid_env<Pipeline>(ctx, ws, a, e);
+      }
     }
   }
 

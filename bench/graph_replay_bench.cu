@@ -1,0 +1,493 @@
+/// @file
+/// Replay time of a whole simulation step recorded as one CUDA graph, per configuration: E
+/// environments (--envs, default 4096 and 1,048,576), the skip policy of the course
+/// (skip::conditional, skip::unconditional; capture::global, default ownership), and the
+/// fraction of envs whose episode ended (--fractions, default 0, 0.001, 0.01, 1).
+///
+/// Method: for each (E, skip policy) one course (preset track) is constructed on a dedicated
+/// non-blocking stream, and the graphs of that course are captured and instantiated before any
+/// timing. A graph holds a stand-in physics kernel (every agent moves 0.15 m along its track
+/// with a small lateral swing, written to the float3 [E] positions bound with course.bind),
+/// course.step, and course.regenerate(mask, advance = true) with an int32 [E] mask in which
+/// exactly round(fraction * E) envs, spread evenly over the batch, are set; the mask is filled
+/// before the capture and never changes. The masked envs get a new track on every replay (the
+/// realistic workload). For each E a baseline graph (physics + step, no regenerate) is captured
+/// too, with the first skip policy's course. Each graph gets --warmup untimed replays, then
+/// --replays (>= 1000) replays, each timed on its own: event, cudaGraphLaunch, event, wait for
+/// the second event. The course is destroyed (and its memory released) before the next one is
+/// built, so that only one course of E = 1M lives at a time.
+///
+/// A row: one graph of one (E, skip policy, done fraction). Median, p10, p90, min and max are
+/// taken over the individually timed replays (percentiles interpolated linearly between the
+/// closest ranks), in ms; the ratio is the row's median over the baseline median of that E.
+/// Prints a markdown table and, with --json PATH, the same rows as JSON.
+
+#include <track_gen/graph.hpp>
+#include <track_gen/track_gen.hpp>
+
+#include <cuda/stream_ref>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace tg = track_gen;
+
+void check_cuda(cudaError_t code, const char* what, int line) {
+  if (code != cudaSuccess) {
+    throw std::runtime_error(std::string("graph_replay_bench.cu:") + std::to_string(line) + ": " + what +
+                             " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
+  }
+}
+#define BENCH_CUDA(call) check_cuda((call), #call, __LINE__)
+
+constexpr int block_threads = 256;
+constexpr float advance_m = 0.15f;  // about one sample spacing of the track preset per replay
+
+unsigned grid_for(int envs) { return static_cast<unsigned>((envs + block_threads - 1) / block_threads); }
+
+/// cudaMalloc'd array of n T, freed with the object (also when a check throws).
+template <class T>
+class device_array {
+ public:
+  explicit device_array(std::size_t n) {
+    void* p = nullptr;
+    BENCH_CUDA(cudaMalloc(&p, sizeof(T) * n));
+    data_.reset(static_cast<T*>(p));
+  }
+  T* get() const { return data_.get(); }
+
+ private:
+  struct deleter {
+    void operator()(T* p) const { (void)cudaFree(p); }  // no throwing from a destructor
+  };
+  std::unique_ptr<T, deleter> data_;
+};
+
+/// The two events of one timed replay.
+class event_pair {
+ public:
+  event_pair() {
+    BENCH_CUDA(cudaEventCreate(&start_));
+    try {
+      BENCH_CUDA(cudaEventCreate(&stop_));
+    } catch (...) {
+      (void)cudaEventDestroy(start_);
+      throw;
+    }
+  }
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+  ~event_pair() {
+    (void)cudaEventDestroy(start_);
+    (void)cudaEventDestroy(stop_);
+  }
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+/// Spreads the agents over their tracks: a golden-ratio sequence of start fractions, so that
+/// neighbouring envs do not all sit on the start line.
+__global__ void start_agents(const tg::course_ref view, float* arc) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= view.num_envs()) return;
+  const float u = std::fmod(0.6180339887f * static_cast<float>(e), 1.0f);
+  arc[e] = u * view.track(e).length();
+}
+
+/// Stand-in physics: agent e moves `advance` metres further along its track (its arc length is
+/// kept in `arc`, the only state across replays) and swings sideways by up to half the
+/// half-width, so that step's projection does its usual local search. The arc length wraps with
+/// the current track's length, so an env whose track was regenerated stays on its new track.
+__global__ void drive_agents(const tg::course_ref view, float* arc, float3* positions, float advance) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= view.num_envs()) return;
+  const tg::track_ref tr = view.track(e);
+  const float length = tr.length();
+  const float s = std::fmod(arc[e] + advance, length);
+  arc[e] = s;
+  const int n = tr.num_samples();
+  const float at = s / tr.sample_spacing();
+  const int k = static_cast<int>(at) < n ? static_cast<int>(at) : n - 1;  // s == length after rounding
+  const int next = k + 1 < n ? k + 1 : 0;
+  const float t = at - static_cast<float>(k);
+  const float3 p = tr.position(k), q = tr.position(next), side = tr.normal(k);
+  const float offset = 0.5f * tr.half_width(k) * std::sin(1.3f * s + static_cast<float>(e));
+  positions[e] = make_float3(p.x + t * (q.x - p.x) + offset * side.x, p.y + t * (q.y - p.y) + offset * side.y,
+                             p.z + t * (q.z - p.z));
+}
+
+struct stats {
+  double median, p10, p90, min, max;
+};
+
+/// Quantile q of sorted samples, interpolated linearly between the two closest ranks.
+double quantile(const std::vector<float>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double f = pos - static_cast<double>(lo);
+  return static_cast<double>(sorted[lo]) * (1.0 - f) + static_cast<double>(sorted[hi]) * f;
+}
+
+stats summarise(std::vector<float> ms) {
+  std::sort(ms.begin(), ms.end());
+  return {quantile(ms, 0.5), quantile(ms, 0.1), quantile(ms, 0.9), ms.front(), ms.back()};
+}
+
+struct options {
+  std::vector<long> envs = {4096L, 1048576L};
+  std::vector<double> fractions = {0.0, 0.001, 0.01, 1.0};
+  int replays = 1000;
+  int warmup = 20;
+  float spacing = 1.0f;
+  std::uint64_t seed = 1;
+  std::string json;
+};
+
+struct row {
+  int envs = 0;
+  std::string skip;      // "conditional", "unconditional", or "baseline"
+  double fraction = -1;  // < 0: baseline (no regenerate)
+  long done = 0;         // envs set in the mask
+  stats ms{};
+  double ratio = 0;
+};
+
+/// Captures the physics kernel, course.step and, unless `mask` is null, course.regenerate(mask,
+/// advance) on `stream`, then instantiates and uploads the graph. (A null mask means "every
+/// env" to the library, so here it means "no regenerate" instead of being passed on.)
+template <class Course>
+tg::graph_exec capture_replay(Course& course, float* arc, float3* positions, const std::int32_t* mask,
+                              cudaStream_t stream) {
+  const ::cuda::stream_ref sref(stream);
+  tg::scoped_capture capture(sref);
+  drive_agents<<<grid_for(course.num_envs()), block_threads, 0, stream>>>(course.view(), arc, positions, advance_m);
+  BENCH_CUDA(cudaGetLastError());
+  course.step(sref);
+  if (mask != nullptr) course.regenerate(mask, /*advance=*/true, sref);
+  const tg::graph g = capture.end();
+  tg::graph_exec exec = g.instantiate();
+  // Uploading now keeps the first launch's setup out of the replays (the warm-up would too).
+  BENCH_CUDA(cudaGraphUpload(exec.get(), stream));
+  return exec;
+}
+
+/// Warm-up, then `o.replays` replays of `exec`, each between its own pair of events.
+stats time_replays(const tg::graph_exec& exec, const options& o, cudaStream_t stream, const event_pair& ev) {
+  for (int w = 0; w < o.warmup; ++w) BENCH_CUDA(cudaGraphLaunch(exec.get(), stream));
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  std::vector<float> ms(static_cast<std::size_t>(o.replays));
+  for (float& m : ms) {
+    BENCH_CUDA(cudaEventRecord(ev.start(), stream));
+    BENCH_CUDA(cudaGraphLaunch(exec.get(), stream));
+    BENCH_CUDA(cudaEventRecord(ev.stop(), stream));
+    BENCH_CUDA(cudaEventSynchronize(ev.stop()));
+    BENCH_CUDA(cudaEventElapsedTime(&m, ev.start(), ev.stop()));
+  }
+  return summarise(std::move(ms));
+}
+
+/// Exactly round(fraction * envs) ones, at envs floor(i * envs / count): evenly spread, distinct.
+std::vector<std::int32_t> make_mask(int envs, double fraction, long& count) {
+  count = std::lround(fraction * static_cast<double>(envs));
+  std::vector<std::int32_t> mask(static_cast<std::size_t>(envs), 0);
+  for (long i = 0; i < count; ++i) mask[static_cast<std::size_t>(i * static_cast<long long>(envs) / count)] = 1;
+  return mask;
+}
+
+template <class Skip>
+const char* skip_name() {
+  return std::is_same_v<Skip, tg::skip::conditional> ? "conditional" : "unconditional";
+}
+
+/// One course of `envs` envs with skip policy Skip: the baseline graph (if asked for) and one
+/// graph per done fraction, all captured before the first timed replay. Appends the rows.
+template <class Skip>
+void run_course(int envs, bool with_baseline, const options& o, cudaStream_t stream, const event_pair& ev,
+                std::vector<row>& rows) {
+  using course_type = tg::course<tg::presets::track_pipeline, tg::policy<tg::capture::global, Skip>>;
+  const ::cuda::stream_ref sref(stream);
+  std::weak_ptr<const void> memory;
+  {
+    tg::track_params params = tg::presets::track(envs);
+    params.seed = o.seed;
+    course_type course(params, o.spacing, sref);
+    memory = course.owner();
+
+    const std::size_t n = static_cast<std::size_t>(envs);
+    device_array<float3> positions(n);
+    device_array<float> arc(n);
+    course.bind(positions.get());
+    start_agents<<<grid_for(envs), block_threads, 0, stream>>>(course.view(), arc.get());
+    BENCH_CUDA(cudaGetLastError());
+
+    std::vector<device_array<std::int32_t>> masks;
+    std::vector<long> done(o.fractions.size());
+    for (std::size_t i = 0; i < o.fractions.size(); ++i) {
+      const std::vector<std::int32_t> host = make_mask(envs, o.fractions[i], done[i]);
+      masks.emplace_back(n);
+      BENCH_CUDA(cudaMemcpyAsync(masks.back().get(), host.data(), n * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                                 stream));
+      BENCH_CUDA(cudaStreamSynchronize(stream));  // `host` dies at the end of this iteration
+    }
+
+    // Everything built before the first timed replay: the tracks, the agents, every graph.
+    tg::graph_exec baseline;
+    if (with_baseline) baseline = capture_replay(course, arc.get(), positions.get(), nullptr, stream);
+    std::vector<tg::graph_exec> graphs;
+    for (const device_array<std::int32_t>& m : masks)
+      graphs.push_back(capture_replay(course, arc.get(), positions.get(), m.get(), stream));
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+
+    if (with_baseline) {
+      row r;
+      r.envs = envs;
+      r.skip = "baseline";
+      r.ms = time_replays(baseline, o, stream, ev);
+      rows.push_back(r);
+      // The stand-in physics should keep every agent on its track.
+      const tg::progress_snapshot p = course.copy_progress(sref);
+      long off = 0;
+      for (std::uint32_t f : p.flags) off += (f & tg::progress_flags::off_track) != 0u;
+      if (off != 0)
+        std::fprintf(stderr, "warning: E = %d: %ld agents off track after the baseline replays\n", envs, off);
+    }
+    for (std::size_t i = 0; i < graphs.size(); ++i) {
+      row r;
+      r.envs = envs;
+      r.skip = skip_name<Skip>();
+      r.fraction = o.fractions[i];
+      r.done = done[i];
+      r.ms = time_replays(graphs[i], o, stream, ev);
+      rows.push_back(r);
+    }
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    BENCH_CUDA(cudaGetLastError());
+  }  // graphs, then buffers, then the course are destroyed here (reverse order of declaration)
+
+  // ownership::anchored: the executable graphs held the course's memory through CUDA user
+  // objects, which CUDA releases on its own thread some time after the graphs are destroyed;
+  // wait for that, then free the memory before the next course is built.
+  for (int tries = 0; !memory.expired() && tries < 2000; ++tries) {
+    BENCH_CUDA(cudaDeviceSynchronize());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!memory.expired()) std::fprintf(stderr, "warning: E = %d: the course's memory is still referenced\n", envs);
+  tg::release_deferred();
+}
+
+/// A comma-separated list, each item read whole by `read` (strtol or strtod style).
+template <class T, class Read>
+bool parse_list(const char* text, std::vector<T>& out, Read read) {
+  out.clear();
+  const std::string s = text;
+  for (std::size_t at = 0; at <= s.size();) {
+    const std::size_t comma = std::min(s.find(',', at), s.size());
+    const std::string item = s.substr(at, comma - at);
+    char* end = nullptr;
+    const T v = read(item.c_str(), &end);
+    if (item.empty() || *end != '\0') return false;
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return !out.empty();
+}
+
+bool parse(int argc, char** argv, options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: %s [--envs E1,E2,...] [--fractions F1,F2,...] [--replays R>=1000] [--warmup W] [--spacing M]\n"
+          "          [--seed S] [--json PATH]\n"
+          "defaults: --envs 4096,1048576 --fractions 0,0.001,0.01,1 --replays 1000 --warmup 20 --spacing 1\n",
+          argv[0]);
+      std::exit(0);
+    }
+    if (v == nullptr || *v == '\0') {
+      std::fprintf(stderr, "unknown option or missing value: %s\n", a.c_str());
+      return false;
+    }
+    char* end = nullptr;
+    bool ok = true;
+    if (a == "--envs") {
+      ok = parse_list(v, o.envs, [](const char* t, char** e) { return std::strtol(t, e, 10); });
+    } else if (a == "--fractions") {
+      ok = parse_list(v, o.fractions, [](const char* t, char** e) { return std::strtod(t, e); });
+    } else if (a == "--replays") {
+      o.replays = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--warmup") {
+      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--spacing") {
+      o.spacing = std::strtof(v, &end);
+    } else if (a == "--seed") {
+      o.seed = std::strtoull(v, &end, 10);
+    } else if (a == "--json") {
+      o.json = v;
+    } else {
+      std::fprintf(stderr, "unknown option: %s\n", a.c_str());
+      return false;
+    }
+    if (!ok || (end != nullptr && (end == v || *end != '\0'))) {
+      std::fprintf(stderr, "bad value for %s: %s\n", a.c_str(), v);
+      return false;
+    }
+    ++i;
+  }
+  for (long e : o.envs) {
+    if (e < 1 || e > INT_MAX) {
+      std::fprintf(stderr, "--envs: every E must be in [1, %d]; got %ld\n", INT_MAX, e);
+      return false;
+    }
+  }
+  for (double f : o.fractions) {
+    if (!(f >= 0.0 && f <= 1.0)) {
+      std::fprintf(stderr, "--fractions: every fraction must be in [0, 1]; got %g\n", f);
+      return false;
+    }
+  }
+  if (o.replays < 1000 || o.warmup < 0 || !(o.spacing > 0.0f)) {
+    std::fprintf(stderr, "need --replays >= 1000, --warmup >= 0, --spacing > 0\n");
+    return false;
+  }
+  return true;
+}
+
+/// `s` as the body of a JSON string.
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void print_table(const std::vector<row>& rows) {
+  std::printf("| E | skip policy | done fraction | done envs | median ms | p10 ms | p90 ms | min ms | max ms | "
+              "median / baseline |\n");
+  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const row& r : rows) {
+    const std::string fraction = r.fraction < 0 ? std::string("- (no regenerate)") : [&] {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", r.fraction);
+      return std::string(buf);
+    }();
+    std::printf("| %d | %s | %s | %ld | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |\n", r.envs,
+                r.skip.c_str(), fraction.c_str(), r.done, r.ms.median, r.ms.p10,
+                r.ms.p90, r.ms.min, r.ms.max, r.ratio);
+  }
+}
+
+void write_json(const std::string& path, const std::vector<row>& rows, const std::string& device,
+                const std::string& command, const options& o) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) throw std::runtime_error("cannot write " + path);
+  std::fprintf(f,
+               "{\n  \"device\": \"%s\",\n  \"command\": \"%s\",\n  \"replays\": %d,\n  \"warmup\": %d,\n"
+               "  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n  \"rows\": [\n",
+               json_escape(device).c_str(), json_escape(command).c_str(), o.replays, o.warmup,
+               static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const row& r = rows[i];
+    const bool baseline = r.fraction < 0;
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%.15g", r.fraction);
+    std::fprintf(f,
+                 "    {\"envs\": %d, \"skip_policy\": \"%s\", \"regenerate\": %s, \"done_fraction\": %s, "
+                 "\"done_envs\": %ld, \"ms\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f, \"min\": %.6f, "
+                 "\"max\": %.6f}, \"median_over_baseline\": %.6f}%s\n",
+                 r.envs, r.skip.c_str(), baseline ? "false" : "true",
+                 baseline ? "null" : fraction, r.done, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.ratio,
+                 i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o)) return 2;
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i > 0 ? " " : "") + std::string(argv[i]);
+
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "graph_replay_bench: no CUDA device (%s); nothing to measure\n",
+                 err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
+    return 77;  // "skipped", as the CUDA tests report it
+  }
+  cudaStream_t stream = nullptr;
+  try {
+    BENCH_CUDA(cudaSetDevice(0));
+    cudaDeviceProp prop{};
+    BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
+    std::printf("graph_replay_bench: %s (sm_%d%d, %d SMs)\ncommand: %s\n", prop.name, prop.major, prop.minor,
+                prop.multiProcessorCount, command.c_str());
+    std::printf("preset track, gate spacing %.2f m, seed %llu; per graph %d untimed warm-up replays, then %d replays "
+                "timed one by one with CUDA events\n\n",
+                static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), o.warmup, o.replays);
+    std::fflush(stdout);
+
+    // Load the kernels now: CUDA's lazy loading would otherwise do it inside the first capture.
+    cudaFuncAttributes attr{};
+    BENCH_CUDA(cudaFuncGetAttributes(&attr, start_agents));
+    BENCH_CUDA(cudaFuncGetAttributes(&attr, drive_agents));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    std::vector<row> rows;
+    {
+      const event_pair ev;
+      for (long e : o.envs) {
+        const int envs = static_cast<int>(e);
+        const std::size_t first = rows.size();
+        run_course<tg::skip::conditional>(envs, /*with_baseline=*/true, o, stream, ev, rows);
+        run_course<tg::skip::unconditional>(envs, /*with_baseline=*/false, o, stream, ev, rows);
+        const double base = rows[first].ms.median;  // the baseline row comes first
+        for (std::size_t i = first; i < rows.size(); ++i) rows[i].ratio = rows[i].ms.median / base;
+      }
+    }
+
+    print_table(rows);
+    if (!o.json.empty()) {
+      write_json(o.json, rows, prop.name, command, o);
+      std::printf("\njson: %s\n", o.json.c_str());
+    }
+    BENCH_CUDA(cudaStreamDestroy(stream));
+  } catch (const std::exception& e) {
+    if (stream != nullptr) (void)cudaStreamDestroy(stream);
+    std::fprintf(stderr, "graph_replay_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
