@@ -6,7 +6,9 @@
 /// then the median, minimum and maximum of `--repeats` (>= 20) timed calls. Before each timed
 /// step a kernel (untimed) moves every agent a little along its track with a small lateral
 /// swing, so that the projection does its normal local search. Prints a markdown table and,
-/// with --json PATH, the same numbers as JSON.
+/// with --json PATH, the same numbers as JSON. Then presets::long_track (2048 samples, the
+/// grid-scope stage dense_repulsive) for E = 64 and 1024: regenerating every env with the grid
+/// stage and without it, same method (table only).
 
 #include <track_gen/track_gen.hpp>
 
@@ -100,6 +102,46 @@ struct row {
   stats regenerate, step;
   std::size_t bytes_per_env;
 };
+
+/// presets::long_track (2048 samples, stages::dense_repulsive at grid scope): regenerate every
+/// env, with the grid stage and with it switched off (max_windows = 0), and how many tracks
+/// the stage relaxed in the last timed batch.
+struct long_row {
+  int envs;
+  stats with_stage, without_stage;
+  int relaxed;
+};
+
+long_row run_long(int envs, const options& o, cudaStream_t stream) {
+  using course_type = tg::course<tg::presets::long_track_pipeline>;
+  const ::cuda::stream_ref sref(stream);
+  long_row out{};
+  out.envs = envs;
+  std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(o.repeats));
+  for (cudaEvent_t& e : ev) BENCH_CUDA(cudaEventCreate(&e));
+  for (const bool stage : {true, false}) {
+    tg::track_params params = tg::presets::long_track(envs);
+    params.seed = o.seed;
+    if (!stage) params.dense_repulsive.max_windows = 0;
+    course_type course(params, 50.0f, sref);
+    for (int w = 0; w < o.warmup; ++w) course.regenerate(nullptr, true, sref);
+    for (int r = 0; r < o.repeats; ++r) {
+      BENCH_CUDA(cudaEventRecord(ev[2 * r], stream));
+      course.regenerate(nullptr, true, sref);
+      BENCH_CUDA(cudaEventRecord(ev[2 * r + 1], stream));
+    }
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    std::vector<float> ms(static_cast<std::size_t>(o.repeats));
+    for (int r = 0; r < o.repeats; ++r) BENCH_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+    (stage ? out.with_stage : out.without_stage) = summarise(ms);
+    if (stage) {
+      const tg::track_snapshot t = course.copy_tracks(sref);
+      for (const std::uint32_t st : t.status) out.relaxed += (st & tg::status::relaxed) != 0u;
+    }
+  }
+  for (cudaEvent_t& e : ev) BENCH_CUDA(cudaEventDestroy(e));
+  return out;
+}
 
 row run_size(int envs, const options& o, cudaStream_t stream) {
   using course_type = tg::course<>;  // the track preset on the CUDA backend
@@ -225,6 +267,9 @@ int main(int argc, char** argv) {
       rows.push_back(run_size(static_cast<int>(envs), o, stream));
     }
 
+    std::vector<long_row> long_rows;
+    for (int envs : {64, 1024}) long_rows.push_back(run_long(envs, o, stream));
+
     std::printf("track_gen bench: %s (sm_%d%d, %d SMs), preset track (N = 256 samples), gate spacing %.2f m, "
                 "%d repeats after %d warm-up, CUDA events\n\n",
                 prop.name, prop.major, prop.minor, prop.multiProcessorCount, static_cast<double>(o.spacing),
@@ -238,6 +283,17 @@ int main(int argc, char** argv) {
       std::printf("| %d | %.3f (%.3f-%.3f) | %.3e | %.4f (%.4f-%.4f) | %.3e | %zu | %.0f |\n", r.envs,
                   r.regenerate.median_ms, r.regenerate.min_ms, r.regenerate.max_ms, tracks_s, r.step.median_ms,
                   r.step.min_ms, r.step.max_ms, steps_s, r.bytes_per_env, steps_s * r.bytes_per_env * 1e-9);
+    }
+
+    std::printf("\npresets::long_track (N = 2048, gate spacing 50 m), regenerate every env: with the grid-scope "
+                "stage dense_repulsive (eager: 8 windows of 8 iterations recorded, finished envs exit at once) and "
+                "without it (max_windows = 0)\n\n");
+    std::printf("| E | with grid stage median ms (min-max) | without median ms (min-max) | relaxed tracks |\n");
+    std::printf("|---:|---:|---:|---:|\n");
+    for (const long_row& r : long_rows) {
+      std::printf("| %d | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %d of %d |\n", r.envs, r.with_stage.median_ms,
+                  r.with_stage.min_ms, r.with_stage.max_ms, r.without_stage.median_ms, r.without_stage.min_ms,
+                  r.without_stage.max_ms, r.relaxed, r.envs);
     }
 
     if (!o.json.empty()) {

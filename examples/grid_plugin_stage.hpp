@@ -40,8 +40,8 @@ struct ease_corners {
       using namespace track_gen::detail;
       const int n = s.count[e];
       if (i >= n) return;
-      const float3* src = s.samples(from, e);
-      float3* dst = s.samples(from ^ 1, e);
+      const float3* src = from == 0 ? s.samples(0, e) : s.samples(1, e);
+      float3* dst = from == 0 ? s.samples(1, e) : s.samples(0, e);
       const float3 a = src[i == 0 ? n - 1 : i - 1], b = src[i], c = src[i + 1 == n ? 0 : i + 1];
       const float sides = length(b - a) * length(c - b) * length(c - a);
       const float kappa = sides > 0.0f ? 2.0f * length(cross(b - a, c - b)) / sides : 0.0f;

@@ -16,7 +16,12 @@
 ///     - `ctx.for_each_sample(samples, f)`: `f(e, i)` for every active env e and sample slot
 ///       i in [0, capacity) (the functor checks i < count[e]); on the GPU one launch of
 ///       (num_envs x ceil(capacity / 256)) blocks, so a track spans several blocks.
-///       `f` must be trivially copyable with a `TRACK_GEN_HD void operator()(int, int) const`.
+///       `f` must be trivially copyable with a `TRACK_GEN_HD void operator()(int, int) const`,
+///       and should hold values the kernel never takes the address of (no reference to one of
+///       its members, no member array indexed at run time): measured on the H200 with CUDA 13.0,
+///       a functor that returned a reference to its own `track_params` member read out of
+///       bounds inside a WHILE body (compute-sanitizer memcheck; cudaErrorLaunchFailure in one
+///       run), while the same functor holding only values was clean.
 ///     - `ctx.bounded_loop(max_windows, samples, tolerance, window)`: BOUNDED loop; `window(ctx)`
 ///       records one window of iterations; after it, every active env whose residual (see
 ///       `raise_residual`) stayed below `tolerance` becomes inactive, and the loop stops when no
@@ -73,9 +78,10 @@ struct grid_samples {
   int num_envs;
   int capacity;
 
-  /// Env e's first sample in buffer b.
+  /// Env e's first sample in buffer b (0 or 1). A select, not an index: a kernel argument
+  /// indexed at run time would be addressed.
   TRACK_GEN_HD float3* samples(int b, int e) const {
-    return buffer[b] + static_cast<std::size_t>(e) * static_cast<std::size_t>(capacity);
+    return (b == 0 ? buffer[0] : buffer[1]) + static_cast<std::size_t>(e) * static_cast<std::size_t>(capacity);
   }
   /// Env e's parameters: its variant, or `batch`.
   TRACK_GEN_HD const track_params& params_of(int e, const track_params& batch) const {

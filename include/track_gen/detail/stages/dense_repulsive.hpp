@@ -40,9 +40,11 @@ struct dense_repulsive {
   }
 
   /// One Jacobi iteration of sample i of env e, from buffer `from` into the other buffer.
+  /// Holds values only (the stage's parameters, not the whole track_params): a kernel argument
+  /// that the kernel never addresses.
   struct iteration {
     grid_samples s;
-    track_params batch;
+    dense_repulsive_params batch;
     int from;
     bool last;  ///< the window's last iteration: report the residual
 
@@ -50,10 +52,11 @@ struct dense_repulsive {
       using namespace detail;
       const int n = s.count[e];
       if (i >= n) return;
-      const track_params& p = s.params_of(e, batch);
-      const float3* src = s.samples(from, e);
-      float3* dst = s.samples(from ^ 1, e);
-      const float c = p.dense_repulsive.clearance;
+      const dense_repulsive_params p = s.variants != nullptr ? s.variants[s.env_variant[e]].dense_repulsive : batch;
+      const std::size_t offset = static_cast<std::size_t>(e) * static_cast<std::size_t>(s.capacity);
+      const float3* src = (from == 0 ? s.buffer[0] : s.buffer[1]) + offset;
+      float3* dst = (from == 0 ? s.buffer[1] : s.buffer[0]) + offset;
+      const float c = p.clearance;
       const int w = window_samples(c, s.spacing[e], n);
       const float3 a = src[i];
       float3 push = f3(0.0f, 0.0f, 0.0f);
@@ -74,8 +77,8 @@ struct dense_repulsive {
       }
       if (worst > 0.0f) {
         const float3 mid = (src[i == 0 ? n - 1 : i - 1] + src[i + 1 == n ? 0 : i + 1]) * 0.5f;
-        const float scale = pushers > 0 ? p.dense_repulsive.step / static_cast<float>(pushers) : 0.0f;
-        dst[i] = a + push * scale + (mid - a) * p.dense_repulsive.smoothing;
+        const float scale = pushers > 0 ? p.step / static_cast<float>(pushers) : 0.0f;
+        dst[i] = a + push * scale + (mid - a) * p.smoothing;
         s.moved[e] = 1;  // every writer stores the same value
       } else {
         dst[i] = a;
@@ -89,7 +92,7 @@ struct dense_repulsive {
   static void run(GridContext& ctx, const grid_samples& s, const track_params& batch) {
     const int per_window = batch.dense_repulsive.iterations_per_window;
     ctx.bounded_loop(batch.dense_repulsive.max_windows, s, batch.dense_repulsive.tolerance, [&](auto& window) {
-      for (int k = 0; k < per_window; ++k) window.for_each_sample(s, iteration{s, batch, k % 2, k + 1 == per_window});
+      for (int k = 0; k < per_window; ++k) window.for_each_sample(s, iteration{s, batch.dense_repulsive, k % 2, k + 1 == per_window});
     });
   }
 };
