@@ -58,7 +58,7 @@ struct course_plan {
   scratch_layout scratch;
   course_layout layout;
   int max_gates = 0;
-  std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, bytes = 0;
+  std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, args = 0, bytes = 0;
   /// Grid-scope stage arrays (pipelines with one; size 0 otherwise).
   bool grid = false;
   std::size_t grid_buffer[2] = {0, 0}, grid_count = 0, grid_spacing = 0, grid_active = 0, grid_residual = 0,
@@ -123,6 +123,8 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
     plan.grid_flags = at;  // any_active, windows
     at = align256(at + 2 * sizeof(int));
   }
+  plan.args = at;  // the generation arguments the kernels read (generate_kernel says why)
+  at = align256(at + sizeof(generate_args));
   plan.bytes = at;
   return plan;
 }
@@ -449,6 +451,11 @@ class course {
       g.num_envs = params_.num_envs;
       g.capacity = plan_.scratch.dense_capacity;
       a.grid_pending = reinterpret_cast<std::int32_t*>(base + plan_.grid_pending);
+    }
+    a.resident = nullptr;
+    if constexpr (is_cuda) {
+      a.resident = reinterpret_cast<const detail::generate_args*>(base + plan_.args);
+      ops::copy_from_host(base + plan_.args, &a, sizeof(a), stream);
     }
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     if constexpr (is_cuda && is_conditional) {

@@ -41,8 +41,9 @@
 ///     streams) and gets `status::relax_rejected`, one that passes gets `status::relaxed`.
 ///
 /// User tracks and fallback tracks skip the grid stage. stages::dense_repulsive is the stage
-/// the library ships (presets::long_track uses it); examples/ holds nothing grid-scope yet
-/// beyond it, and its source (detail/stages/dense_repulsive.hpp) is the model for a plugin.
+/// the library ships (presets::long_track uses it); examples/grid_plugin_stage.hpp is a
+/// user-written one (`ease_corners`). The stage's kernels are loaded when the construction runs
+/// the stage eagerly, before any capture.
 
 #include <track_gen/detail/config.hpp>
 #include <track_gen/params.hpp>

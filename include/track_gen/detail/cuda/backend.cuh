@@ -130,14 +130,16 @@ struct cuda_ops {
   template <class Pipeline, class Tuning>
   static void generate(const generate_args& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
     generate_kernel<Pipeline, Tuning::generate_block_threads>
-        <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(a);
+        <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(
+            a.resident, a.mask, a.advance ? 1 : 0);
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     if constexpr (Pipeline::has_grid) {
       if (Pipeline::grid_stage::runs(a.params)) {
         cuda_grid_context<Tuning::generate_block_threads> ctx(stream.get(), setup);
         Pipeline::grid_stage::run(ctx, a.grid, a.params);
         generate_kernel<Pipeline, Tuning::generate_block_threads, true>
-            <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(a);
+            <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(
+                a.resident, nullptr, 0);
         throw_on_cuda_error(cudaGetLastError(), "launching the grid finish kernel");
       }
     }

@@ -36,6 +36,9 @@ struct generate_args {
   unsigned long long* launch_count; ///< incremented once by every generation launch that runs
   grid_samples grid;                ///< the grid-scope stage's buffers (all null without one)
   std::int32_t* grid_pending;       ///< [E] the grid stage took env e's samples this call
+  /// A copy of these arguments in the backend's memory, with mask = null and advance = false
+  /// (the kernels read it; null with backend::host).
+  const generate_args* resident;
 };
 
 /// Semi-axes (a, b), a = 1.25 b, of the fallback ellipse whose perimeter is the middle of the

@@ -10,15 +10,24 @@ namespace track_gen::detail {
 
 /// Block e builds env e's track (`Finish = false`), or, after a grid-scope stage, finishes env
 /// e when the stage took it (`Finish = true`, finish_grid_env).
+///
+/// The arguments live in device memory (`resident`, written once at construction) and each
+/// thread copies them: the stages hold references to them, and a reference to a kernel argument
+/// is an address in parameter space, which read out of bounds (compute-sanitizer memcheck,
+/// H200, CUDA 13.0) when the kernel ran in a conditional body that also held a WHILE node.
 template <class Pipeline, int BlockThreads, bool Finish = false>
-__global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args args) {
+__global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args* resident, const std::int32_t* mask,
+                                                                int advance) {
   const int e = static_cast<int>(blockIdx.x);
   if constexpr (Finish) {
-    if (args.grid_pending[e] == 0) return;  // uniform per block
+    if (resident->grid_pending[e] == 0) return;  // uniform per block
   } else {
-    if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
-    if (args.mask != nullptr && args.mask[e] == 0) return;  // uniform per block
+    if (e == 0 && threadIdx.x == 0) ++*resident->launch_count;  // one writer per launch; launches are stream-ordered
+    if (mask != nullptr && mask[e] == 0) return;  // uniform per block
   }
+  generate_args args = *resident;
+  args.mask = mask;
+  args.advance = advance != 0;
   using context = cuda_block_context<BlockThreads>;
   __shared__ typename context::TempStorage temp;
   extern __shared__ __align__(16) unsigned char scratch[];
