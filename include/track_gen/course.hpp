@@ -58,7 +58,7 @@ struct course_plan {
   scratch_layout scratch;
   course_layout layout;
   int max_gates = 0;
-  std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, args = 0, bytes = 0;
+  std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, args = 0, view = 0, bytes = 0;
   /// Grid-scope stage arrays (pipelines with one; size 0 otherwise).
   bool grid = false;
   std::size_t grid_buffer[2] = {0, 0}, grid_count = 0, grid_spacing = 0, grid_active = 0, grid_residual = 0,
@@ -125,6 +125,8 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
   }
   plan.args = at;  // the generation arguments the kernels read (generate_kernel says why)
   at = align256(at + sizeof(generate_args));
+  plan.view = at;  // the course_ref the step kernel reads (step_kernel says why)
+  at = align256(at + sizeof(course_ref));
   plan.bytes = at;
   return plan;
 }
@@ -238,7 +240,7 @@ class course {
     require_alive();
     if (positions_ == nullptr) throw std::logic_error("track_gen: course::step: no positions bound; call bind(positions) first");
     before_call(stream);
-    ops::template step<tuning>(view(), positions_, stream);
+    ops::template step<tuning>(view(), resident_view_, positions_, stream);
   }
 
   /// Rebuilds the tracks of the envs with `mask[e] != 0` (`mask`: int32 [E] in the backend's
@@ -456,6 +458,9 @@ class course {
     if constexpr (is_cuda) {
       a.resident = reinterpret_cast<const detail::generate_args*>(base + plan_.args);
       ops::copy_from_host(base + plan_.args, &a, sizeof(a), stream);
+      const course_ref v = view();
+      ops::copy_from_host(base + plan_.view, &v, sizeof(v), stream);
+      resident_view_ = reinterpret_cast<const course_ref*>(base + plan_.view);
     }
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     if constexpr (is_cuda && is_conditional) {
@@ -553,6 +558,7 @@ class course {
   std::shared_ptr<unsigned char> storage_;
   std::shared_ptr<unsigned char> scratch_;  ///< host backend only: one track's workspace
   const float3* positions_ = nullptr;
+  const course_ref* resident_view_ = nullptr;  ///< backend::cuda: view() in the storage
   // Present whether or not the CUDA headers are visible, so that the class has one layout in
   // every translation unit of a program.
 #if TRACK_GEN_HAS_CUDA_RUNTIME

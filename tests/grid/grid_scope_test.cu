@@ -208,6 +208,37 @@ __global__ void start_rounds(cudaGraphConditionalHandle handle, int* counter) {
   *counter = 0;
   cudaGraphSetConditional(handle, 1u);
 }
+/// graph_test::move_agents with the view read from device memory and copied: a member call on
+/// a view passed as a kernel argument addresses parameter space, which read out of bounds in a
+/// WHILE body under memcheck (H200, CUDA 13.0, several sanitized processes at once).
+__global__ void move_agents_resident(const tg::course_ref* resident, float3* positions, unsigned* steps, int stride) {
+  const tg::course_ref view = *resident;
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= view.num_envs()) return;
+  const tg::track_ref t = view.track(e);
+  const unsigned s = steps[e];
+  const int n = t.num_samples();
+  const int k = static_cast<int>((7u * static_cast<unsigned>(e) + static_cast<unsigned>(stride) * s) % static_cast<unsigned>(n));
+  const float side = 0.25f * static_cast<float>(static_cast<int>(s % 5u) - 2);
+  const float off = side * t.half_width(k);
+  const float3 p = t.position(k), nrm = t.normal(k);
+  positions[e] = make_float3(p.x + off * nrm.x, p.y + off * nrm.y, p.z + off * nrm.z);
+  steps[e] = s + 1u;
+}
+/// Agents of one course for the WHILE-body test: positions, step counters, the view on the device.
+struct resident_agents {
+  explicit resident_agents(const tg::course_ref& v) : positions(v.num_envs()), steps(v.num_envs()), view(1) {
+    GT_CUDA(cudaMemcpy(view.get(), &v, sizeof(v), cudaMemcpyHostToDevice));
+    GT_CUDA(cudaDeviceSynchronize());
+  }
+  void move(int num_envs, cudaStream_t s) const {
+    move_agents_resident<<<(num_envs + 127) / 128, 128, 0, s>>>(view.get(), positions.get(), steps.get(), 3);
+    GT_CUDA(cudaGetLastError());
+  }
+  device_buffer<float3> positions;
+  device_buffer<unsigned> steps;
+  device_buffer<tg::course_ref> view;
+};
 }  // namespace
 
 TEST_CASE("step and physics recorded inside a user's WHILE body (sub-stepping) give the eager steps' progress bit for bit") {
@@ -215,6 +246,7 @@ TEST_CASE("step and physics recorded inside a user's WHILE body (sub-stepping) g
   cudaFuncAttributes attr{};
   GT_CUDA(cudaFuncGetAttributes(&attr, loop_rounds));
   GT_CUDA(cudaFuncGetAttributes(&attr, start_rounds));
+  GT_CUDA(cudaFuncGetAttributes(&attr, move_agents_resident));
   const int num_envs = track_gen_test::scaled(4096, 256);
   const int rounds = 5, replays = 4;
   tg::track_params p = tg::presets::track(num_envs);
@@ -223,9 +255,9 @@ TEST_CASE("step and physics recorded inside a user's WHILE body (sub-stepping) g
   const ::cuda::stream_ref sr(s.get());
   using course_type = tg::course<tg::presets::track_pipeline, tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::owning>>;
   course_type looped(p, 0.6f, sr), eager(p, 0.6f, sr);
-  graph_test::agents ag_looped(num_envs), ag_eager(num_envs);
-  looped.bind(ag_looped.positions());
-  eager.bind(ag_eager.positions());
+  resident_agents ag_looped(looped.view()), ag_eager(eager.view());
+  looped.bind(ag_looped.positions.get());
+  eager.bind(ag_eager.positions.get());
   device_buffer<int> counter(1);
   tg::detail::body_stream_set bodies;
   bodies.create();
@@ -236,7 +268,7 @@ TEST_CASE("step and physics recorded inside a user's WHILE body (sub-stepping) g
         s, cudaGraphCondTypeWhile, bodies, cudaStreamCaptureModeGlobal,
         [&](cudaGraphConditionalHandle h, cudaStream_t st) { start_rounds<<<1, 1, 0, st>>>(h, counter.get()); },
         [&](cudaStream_t body, cudaGraphConditionalHandle h) {
-          ag_looped.move(looped.view(), body);
+          ag_looped.move(num_envs, body);
           looped.step(::cuda::stream_ref(body));
           loop_rounds<<<1, 1, 0, body>>>(h, counter.get(), rounds);
         });
@@ -246,7 +278,7 @@ TEST_CASE("step and physics recorded inside a user's WHILE body (sub-stepping) g
   for (int r = 0; r < replays; ++r) {
     exec.launch(sr);
     for (int k = 0; k < rounds; ++k) {
-      ag_eager.move(eager.view(), s);
+      ag_eager.move(num_envs, s);
       eager.step(sr);
     }
   }

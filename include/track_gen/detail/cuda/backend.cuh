@@ -180,10 +180,10 @@ struct cuda_ops {
   }
 
   template <class Tuning>
-  static void step(const course_ref& ref, const float3* positions, ::cuda::stream_ref stream) {
+  static void step(const course_ref& ref, const course_ref* resident, const float3* positions, ::cuda::stream_ref stream) {
     constexpr int threads = Tuning::step_block_threads;
     const unsigned blocks = static_cast<unsigned>((ref.num_envs() + threads - 1) / threads);
-    step_kernel<threads><<<blocks, threads, 0, stream.get()>>>(ref, positions);
+    step_kernel<threads><<<blocks, threads, 0, stream.get()>>>(resident, positions);
     throw_on_cuda_error(cudaGetLastError(), "launching the step kernel");
   }
 };

@@ -58,7 +58,7 @@ struct host_ops {
   }
 
   template <class Tuning>
-  static void step(const course_ref& ref, const float3* positions, host_stream) {
+  static void step(const course_ref& ref, const course_ref*, const float3* positions, host_stream) {
     for (int e = 0; e < ref.num_envs(); ++e) ref.step(e, positions[e]);
   }
 };
