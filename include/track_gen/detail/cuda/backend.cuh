@@ -81,26 +81,35 @@ struct cuda_ops {
   /// possibly inside a capture) and raises the dynamic shared memory limit when needed.
   template <class Pipeline, class Tuning>
   static void prepare(std::size_t scratch_bytes) {
-    auto gen = generate_kernel<Pipeline, Tuning::generate_block_threads>;
-    cudaFuncAttributes gen_attr{}, other{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&gen_attr, gen), "loading the generation kernel");
+    constexpr int threads = Tuning::generate_block_threads;
+    cudaFuncAttributes other{};
     throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<any_of_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
-    auto finish = generate_kernel<Pipeline, Tuning::generate_block_threads, true>;
     if constexpr (Pipeline::has_grid) {
+      prepare_generation(generate_resident_kernel<Pipeline, threads, false>, scratch_bytes);
+      prepare_generation(generate_resident_kernel<Pipeline, threads, true>, scratch_bytes);
       // The stage's own kernels load at construction, which runs the grid stage eagerly.
-      throw_on_cuda_error(cudaFuncGetAttributes(&other, finish), "loading the grid finish kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_update_active_kernel<256>), "loading the active-flag kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_start_kernel<>), "loading the WHILE start kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_next_kernel<>), "loading the WHILE condition kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_set_if_kernel<>), "loading the IF condition kernel");
+    } else {
+      prepare_generation(generate_kernel<Pipeline, threads>, scratch_bytes);
     }
+  }
+
+  /// Loads one generation kernel, checks that a block's shared memory fits the GPU, and raises
+  /// the kernel's dynamic shared memory limit to `scratch_bytes` when it is lower.
+  template <class Kernel>
+  static void prepare_generation(Kernel kernel, std::size_t scratch_bytes) {
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, kernel), "loading a generation kernel");
     int device = 0, optin = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                         "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
-    const std::size_t total = scratch_bytes + gen_attr.sharedSizeBytes;
+    const std::size_t total = scratch_bytes + attr.sharedSizeBytes;
     if (total > static_cast<std::size_t>(optin)) {
       throw std::invalid_argument("track_gen: one track needs " + std::to_string(total) +
                                   " bytes of shared memory but this GPU allows " + std::to_string(optin) +
@@ -111,17 +120,10 @@ struct cuda_ops {
     // launches it there: only raise it.
     static std::mutex mutex;
     std::lock_guard<std::mutex> lock(mutex);
-    throw_on_cuda_error(cudaFuncGetAttributes(&gen_attr, gen), "cudaFuncGetAttributes (generation kernel)");
-    if (static_cast<std::size_t>(gen_attr.maxDynamicSharedSizeBytes) < scratch_bytes) {
-      throw_on_cuda_error(cudaFuncSetAttribute(gen, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes (generation kernel)");
+    if (static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) < scratch_bytes) {
+      throw_on_cuda_error(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
                           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    }
-    if constexpr (Pipeline::has_grid) {
-      throw_on_cuda_error(cudaFuncGetAttributes(&gen_attr, finish), "cudaFuncGetAttributes (grid finish kernel)");
-      if (static_cast<std::size_t>(gen_attr.maxDynamicSharedSizeBytes) < scratch_bytes) {
-        throw_on_cuda_error(cudaFuncSetAttribute(finish, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
-                            "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) of the grid finish kernel");
-      }
     }
   }
 
@@ -129,17 +131,21 @@ struct cuda_ops {
   /// grid-scope stage, its windows and the finish kernel.
   template <class Pipeline, class Tuning>
   static void generate(const generate_args& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
-    generate_kernel<Pipeline, Tuning::generate_block_threads>
-        <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(
-            a.resident, a.mask, a.advance ? 1 : 0);
+    constexpr int threads = Tuning::generate_block_threads;
+    const unsigned blocks = static_cast<unsigned>(a.params.num_envs);
+    if constexpr (Pipeline::has_grid) {
+      generate_resident_kernel<Pipeline, threads, false><<<blocks, threads, a.layout.bytes, stream.get()>>>(
+          a.resident, a.mask, a.advance ? 1 : 0);
+    } else {
+      generate_kernel<Pipeline, threads><<<blocks, threads, a.layout.bytes, stream.get()>>>(a);
+    }
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     if constexpr (Pipeline::has_grid) {
       if (Pipeline::grid_stage::runs(a.params)) {
         cuda_grid_context<Tuning::generate_block_threads> ctx(stream.get(), setup);
         Pipeline::grid_stage::run(ctx, a.grid, a.params);
-        generate_kernel<Pipeline, Tuning::generate_block_threads, true>
-            <<<static_cast<unsigned>(a.params.num_envs), Tuning::generate_block_threads, a.layout.bytes, stream.get()>>>(
-                a.resident, nullptr, 0);
+        generate_resident_kernel<Pipeline, threads, true><<<blocks, threads, a.layout.bytes, stream.get()>>>(a.resident,
+                                                                                                          nullptr, 0);
         throw_on_cuda_error(cudaGetLastError(), "launching the grid finish kernel");
       }
     }
