@@ -102,6 +102,7 @@ void run_on_device(device_stadiums& d, const stadium_set& h, const tg::track_par
   if (m == mode::eager) {
     record();
   } else {
+    GT_CUDA(cudaDeviceSynchronize());  // see the WHILE-body test: NVIDIA/warp#1406
     user_capture cap(s, cudaStreamCaptureModeGlobal);
     record();
     tg::graph g = cap.end();
@@ -263,6 +264,9 @@ TEST_CASE("step and physics recorded inside a user's WHILE body (sub-stepping) g
   bodies.create();
   tg::graph g;
   {
+    // Every allocation done before the capture (NVIDIA/warp#1406: memcheck flags reads of
+    // recently allocated memory by kernels in WHILE bodies unless the device synchronises).
+    GT_CUDA(cudaDeviceSynchronize());
     user_capture cap(s, cudaStreamCaptureModeGlobal);
     tg::detail::record_conditional(
         s, cudaGraphCondTypeWhile, bodies, cudaStreamCaptureModeGlobal,
