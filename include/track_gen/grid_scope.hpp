@@ -23,7 +23,9 @@
 ///       bounds inside a WHILE body (compute-sanitizer memcheck; cudaErrorLaunchFailure in one
 ///       run), while the same functor holding only values was clean.
 ///     - `ctx.bounded_loop(max_windows, samples, tolerance, window)`: BOUNDED loop; `window(ctx)`
-///       records one window of iterations; after it, every active env whose residual (see
+///       records one window of iterations, an even number of Jacobi sweeps (buffer 0 -> 1 -> 0):
+///       the finish kernel reads buffer 0, so a window that ends in buffer 1 loses its last
+///       sweep (nothing can check this for a user stage); after it, every active env whose residual (see
 ///       `raise_residual`) stayed below `tolerance` becomes inactive, and the loop stops when no
 ///       env is active or after `max_windows` windows. Under `skip::conditional`, when the
 ///       stream is capturing, it is one WHILE conditional node whose body holds the window, the

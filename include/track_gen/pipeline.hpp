@@ -27,6 +27,22 @@ struct stage_scope<Stage, std::void_t<typename Stage::scope>> {
 template <class Stage>
 inline constexpr bool is_grid_stage = std::is_same_v<typename stage_scope<Stage>::type, scope::grid>;
 
+/// Whether the grid-scope stage at `grid` sits where its input, the dense centreline, is
+/// complete and not yet used: every stage before it generates or interpolates (at least one
+/// interpolates), every stage after it shapes or validates.
+template <class... Stages>
+constexpr bool grid_stage_well_placed(int grid) {
+  constexpr stage_role roles[] = {Stages::role...};
+  bool interpolated = false;
+  for (int i = 0; i < grid; ++i) {
+    if (roles[i] != stage_role::generate && roles[i] != stage_role::interpolate) return false;
+    interpolated = interpolated || roles[i] == stage_role::interpolate;
+  }
+  for (int i = grid + 1; i < static_cast<int>(sizeof...(Stages)); ++i)
+    if (roles[i] != stage_role::shape && roles[i] != stage_role::validate) return false;
+  return interpolated;
+}
+
 /// Index of the first grid-scope stage of the pack (the pack size if none).
 template <class... Stages>
 constexpr int first_grid_index() {
@@ -54,8 +70,9 @@ struct pipeline {
   /// Position of the grid-scope stage in the pack (the pack size when there is none).
   static constexpr int grid_index = detail::first_grid_index<Stages...>();
   static constexpr bool has_grid = grid_index < static_cast<int>(sizeof...(Stages));
-  static_assert(!has_grid || grid_index >= 1,
-                "A grid-scope stage relaxes the dense centreline: put it after the stage that makes it (stages::catmull_rom).");
+  static_assert(!has_grid || detail::grid_stage_well_placed<Stages...>(grid_index),
+                "A grid-scope stage relaxes the dense centreline: put it after the stage that makes it "
+                "(stages::catmull_rom) and before the stages that use it (stages::resample and after).");
   /// The grid-scope stage (void when there is none).
   using grid_stage = std::conditional_t<has_grid, std::tuple_element_t<(has_grid ? grid_index : 0), std::tuple<Stages...>>, void>;
 

@@ -24,9 +24,10 @@ struct user_tracks {
 
 /// Per-environment generation parameters (curriculum levels, mixed difficulties): env e
 /// generates with `variants[env_variant[e]]`. The batch-wide fields of a variant (num_envs,
-/// env_offset, seed, num_samples, gate_half_height) are ignored: the batch's params rule them.
-/// An env's track depends only on its own variant, so envs of other variants are the same, bit
-/// for bit, as in a batch without them.
+/// env_offset, seed, num_samples, gate_half_height, and the loop shape of a grid-scope stage:
+/// dense_repulsive.max_windows, iterations_per_window and tolerance) are ignored: the batch's
+/// params rule them. Given those, an env's track depends only on its own variant, so envs of
+/// other variants are the same, bit for bit, as in a batch without them.
 struct track_variants {
   std::vector<track_params> variants;  ///< at least one; host memory
   std::vector<int> env_variant;        ///< [E], each in [0, variants.size())

@@ -147,6 +147,45 @@ TEST_CASE("long_track: masked regeneration leaves the other envs untouched and a
   CHECK(one.status[0] == after.status[5]);
 }
 
+// Where a grid-scope stage may sit: after the spline, before resample (the pipeline's
+// static_assert uses this predicate).
+namespace st = tg::stages;
+static_assert(tg::detail::grid_stage_well_placed<st::random_polar, st::repulsive, st::catmull_rom, st::dense_repulsive,
+                                                 st::resample, st::frames, st::checkpoints, st::validate>(3),
+              "after the spline, before resample");
+static_assert(!tg::detail::grid_stage_well_placed<st::random_polar, st::dense_repulsive, st::repulsive, st::catmull_rom,
+                                                  st::resample, st::frames, st::checkpoints, st::validate>(1),
+              "before the spline: no dense centreline yet");
+static_assert(!tg::detail::grid_stage_well_placed<st::random_polar, st::repulsive, st::catmull_rom, st::resample,
+                                                  st::dense_repulsive, st::frames, st::checkpoints, st::validate>(4),
+              "after resample: the resampled track would not see the relaxation");
+
+TEST_CASE("track_variants: the grid stage's loop shape is the batch's, the clearance the variant's") {
+  const int num_envs = 4;
+  tg::track_params batch = tg::presets::long_track(num_envs);
+  batch.seed = 2;
+  tg::track_params variant = batch;
+  variant.dense_repulsive.max_windows = 0;              // batch-wide: ignored
+  variant.dense_repulsive.iterations_per_window = 7;    // batch-wide: ignored, so not an error
+  tg::track_variants v{{variant}, std::vector<int>(num_envs, 0)};
+  long_course with_variants(batch, 50.0f, v);
+  long_course plain(batch, 50.0f);
+  const tg::track_snapshot a = with_variants.copy_tracks({}), b = plain.copy_tracks({});
+  CHECK(same_bits(a.position.data(), b.position.data(), a.position.size() * sizeof(float3)));
+  CHECK(a.status == b.status);
+  // A variant's clearance is its own: 0 switches the stage off for its envs only.
+  tg::track_params off = batch;
+  off.dense_repulsive.clearance = 0.0f;
+  tg::track_variants mixed{{batch, off}, {0, 1, 0, 1}};
+  long_course half(batch, 50.0f, mixed);
+  const tg::track_snapshot c = half.copy_tracks({});
+  for (int e = 0; e < num_envs; ++e) {
+    INFO("env " << e);
+    if (e % 2 == 1) CHECK((c.status[static_cast<std::size_t>(e)] & (tg::status::relaxed | tg::status::relax_rejected)) == 0u);
+    else CHECK(c.status[static_cast<std::size_t>(e)] == b.status[static_cast<std::size_t>(e)]);
+  }
+}
+
 TEST_CASE("dense_repulsive parameters out of range are rejected with the parameter's name") {
   tg::track_params p = tg::presets::long_track(1);
   p.dense_repulsive.iterations_per_window = 7;

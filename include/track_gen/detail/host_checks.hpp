@@ -81,6 +81,10 @@ inline std::vector<track_params> check_variants(const track_variants& v, const t
     p.seed = batch.seed;
     p.num_samples = batch.num_samples;
     p.gate_half_height = batch.gate_half_height;
+    // A grid-scope stage loops over the whole batch: its loop shape is the batch's.
+    p.dense_repulsive.max_windows = batch.dense_repulsive.max_windows;
+    p.dense_repulsive.iterations_per_window = batch.dense_repulsive.iterations_per_window;
+    p.dense_repulsive.tolerance = batch.dense_repulsive.tolerance;
     try {
       check_params(p, spacing);
     } catch (const std::invalid_argument& err) {
