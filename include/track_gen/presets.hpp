@@ -50,8 +50,9 @@ using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, st
 /// give 2048 dense samples (about 0.8 m apart) and N = 2048 resampled ones; the control
 /// polygon keeps 60 m from non-adjacent sides; then stages::dense_repulsive keeps sections
 /// that are far apart along the track at least 40 m apart (the width of the track plus run-off
-/// on both sides), in windows of 8 iterations, at most 8 windows. Measured on the host backend
-/// (64 envs, seed 0): 1.02 attempts per track, 27 tracks relaxed, 3 relaxations rejected.
+/// on both sides), in windows of 8 iterations, at most 8 windows. On the host backend, 12 envs
+/// with seed 11: every track valid, 5 relaxed, 0 relaxations rejected (printed by
+/// `build/tests/grid_dense_repulsive_test`).
 inline track_params long_track(int num_envs) {
   track_params p;
   p.num_envs = num_envs;
