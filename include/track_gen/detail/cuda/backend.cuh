@@ -20,7 +20,6 @@
 namespace track_gen::detail {
 
 struct cuda_ops {
-  static constexpr int any_of_threads = 256;
   using launch_setup = cuda_launch_setup;
 
   static unsigned char* allocate(std::size_t bytes) {
@@ -84,13 +83,13 @@ struct cuda_ops {
     constexpr int threads = Tuning::generate_block_threads;
     cudaFuncAttributes other{};
     throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
-    throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<any_of_threads>), "loading the any-of-mask kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<reduction_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
     if constexpr (Pipeline::has_grid) {
       prepare_generation(generate_resident_kernel<Pipeline, threads, false>, scratch_bytes);
       prepare_generation(generate_resident_kernel<Pipeline, threads, true>, scratch_bytes);
       // The stage's own kernels load at construction, which runs the grid stage eagerly.
-      throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_update_active_kernel<256>), "loading the active-flag kernel");
+      throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_update_active_kernel<reduction_threads>), "loading the active-flag kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_start_kernel<>), "loading the WHILE start kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_next_kernel<>), "loading the WHILE condition kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_set_if_kernel<>), "loading the IF condition kernel");
@@ -158,10 +157,7 @@ struct cuda_ops {
   /// into the node's body on the next body stream in the setup's capture mode.
   template <class Pipeline, class Tuning>
   static void generate_if_any(const generate_args& a, int* flag, const launch_setup& setup, ::cuda::stream_ref stream) {
-    constexpr int threads = any_of_threads;
-    const int blocks = static_cast<int>(std::min<long long>((a.params.num_envs + threads - 1) / threads, 1024));
-    any_of_mask_kernel<threads><<<blocks, threads, 0, stream.get()>>>(a.mask, a.params.num_envs, flag);
-    throw_on_cuda_error(cudaGetLastError(), "launching the any-of-mask kernel");
+    launch_any_of(a.mask, a.params.num_envs, flag, stream.get());
     record_conditional(
         stream.get(), cudaGraphCondTypeIf, *setup.bodies, setup.mode,
         [&](cudaGraphConditionalHandle handle, cudaStream_t st) { set_condition_kernel<><<<1, 1, 0, st>>>(handle, flag); },

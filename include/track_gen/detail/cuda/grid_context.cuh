@@ -12,6 +12,22 @@
 
 namespace track_gen::detail {
 
+/// Threads per block of the flag reductions (any_of_mask_kernel, grid_update_active_kernel).
+inline constexpr int reduction_threads = 256;
+
+/// Blocks of a grid-stride reduction over `n` items (`threads` per block, at most 1024 blocks).
+inline unsigned reduction_blocks(int n, int threads) {
+  return static_cast<unsigned>(std::min<long long>((static_cast<long long>(n) + threads - 1) / threads, 1024));
+}
+
+/// Launches any_of_mask_kernel on `stream`: `*flag` becomes 1 when some of `values[0, n)` is
+/// nonzero (the caller clears it first).
+inline void launch_any_of(const std::int32_t* values, int n, int* flag, cudaStream_t stream) {
+  constexpr int threads = reduction_threads;
+  any_of_mask_kernel<threads><<<reduction_blocks(n, threads), threads, 0, stream>>>(values, n, flag);
+  throw_on_cuda_error(cudaGetLastError(), "launching the any-of kernel");
+}
+
 /// How a course records its launches: whether masked work and bounded loops become conditional
 /// nodes when the stream is capturing, the body streams for them, and the capture mode of the
 /// bodies.
@@ -24,8 +40,6 @@ struct cuda_launch_setup {
 template <int BlockThreads>
 class cuda_grid_context {
  public:
-  static constexpr int block_threads = BlockThreads;
-
   cuda_grid_context(cudaStream_t stream, const cuda_launch_setup& setup) : stream_(stream), setup_(setup) {
     conditional_ = setup.conditional && setup.bodies != nullptr && query_capture(stream).active();
   }
@@ -54,7 +68,7 @@ class cuda_grid_context {
       return;
     }
     throw_on_cuda_error(cudaMemsetAsync(s.any_active, 0, sizeof(int), stream_), "cudaMemsetAsync (grid loop flag)");
-    launch_any_of(s);
+    launch_any_of(s.active, s.num_envs, s.any_active, stream_);
     record_conditional(
         stream_, cudaGraphCondTypeWhile, *setup_.bodies, setup_.mode,
         [&](cudaGraphConditionalHandle handle, cudaStream_t st) {
@@ -87,17 +101,9 @@ class cuda_grid_context {
   }
 
  private:
-  void launch_any_of(const grid_samples& s) const {
-    constexpr int threads = 256;
-    const int blocks = static_cast<int>(std::min<long long>((s.num_envs + threads - 1) / threads, 1024));
-    any_of_mask_kernel<threads><<<blocks, threads, 0, stream_>>>(s.active, s.num_envs, s.any_active);
-    throw_on_cuda_error(cudaGetLastError(), "launching the any-active kernel");
-  }
-
   static void update_active(cudaStream_t st, const grid_samples& s, float tolerance) {
-    constexpr int threads = 256;
-    const int blocks = static_cast<int>(std::min<long long>((s.num_envs + threads - 1) / threads, 1024));
-    grid_update_active_kernel<threads><<<blocks, threads, 0, st>>>(s, tolerance);
+    constexpr int threads = reduction_threads;
+    grid_update_active_kernel<threads><<<reduction_blocks(s.num_envs, threads), threads, 0, st>>>(s, tolerance);
     throw_on_cuda_error(cudaGetLastError(), "launching the active-flag reduction");
   }
 
