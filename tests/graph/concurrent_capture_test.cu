@@ -77,20 +77,11 @@ TEST_CASE_TEMPLATE_DEFINE("a non-capturing library call from another thread leav
   tg::release_deferred();
   CHECK(pending_deferred_frees() == 0);
 
-  const std::vector<std::int32_t> mask_rows = make_masks(replays, num_envs, 17u);
-  pinned_buffer<std::int32_t> masks(mask_rows.size());
-  std::memcpy(masks.get(), mask_rows.data(), mask_rows.size() * sizeof(std::int32_t));
-  const std::size_t row_bytes = static_cast<std::size_t>(num_envs) * sizeof(std::int32_t);
-  for (int r = 0; r < replays; ++r) {
-    const std::int32_t* row = masks.get() + static_cast<std::size_t>(r) * num_envs;
-    GT_CUDA(cudaMemcpyAsync(mask_a.get(), row, row_bytes, cudaMemcpyHostToDevice, s_a));
-    exec.launch(::cuda::stream_ref(s_a.get()));
-    GT_CUDA(cudaMemcpyAsync(mask_ref.get(), row, row_bytes, cudaMemcpyHostToDevice, s_ref));
+  const pinned_buffer<std::int32_t> masks = pinned_masks(replays, num_envs, 17u);
+  replay_against_eager(exec, masks, replays, num_envs, mask_a.get(), s_a, mask_ref.get(), s_ref, [&] {
     iteration(ref, agents_ref, mask_ref.get(), s_ref);
     ref.step(::cuda::stream_ref(s_ref.get()));
-  }
-  GT_CUDA(cudaStreamSynchronize(s_a));
-  GT_CUDA(cudaStreamSynchronize(s_ref));
+  });
   check_same_state(a, s_a, ref, s_ref);
 }
 

@@ -102,19 +102,10 @@ TEST_CASE_TEMPLATE_DEFINE("every library call leaves the enclosing capture activ
   }
   tg::graph_exec exec = g.instantiate();
 
-  const std::vector<std::int32_t> mask_rows = make_masks(replays, num_envs, 7u);
-  pinned_buffer<std::int32_t> masks(mask_rows.size());
-  std::memcpy(masks.get(), mask_rows.data(), mask_rows.size() * sizeof(std::int32_t));
-  const std::size_t row_bytes = static_cast<std::size_t>(num_envs) * sizeof(std::int32_t);
-  for (int r = 0; r < replays; ++r) {
-    const std::int32_t* row = masks.get() + static_cast<std::size_t>(r) * num_envs;
-    GT_CUDA(cudaMemcpyAsync(mask_a.get(), row, row_bytes, cudaMemcpyHostToDevice, s_graph));
-    exec.launch(::cuda::stream_ref(s_graph.get()));
-    GT_CUDA(cudaMemcpyAsync(mask_b.get(), row, row_bytes, cudaMemcpyHostToDevice, s_eager));
+  const pinned_buffer<std::int32_t> masks = pinned_masks(replays, num_envs, 7u);
+  replay_against_eager(exec, masks, replays, num_envs, mask_a.get(), s_graph, mask_b.get(), s_eager, [&] {
     sequence(*b, agents_b, mask_b.get(), s_eager, false);
-  }
-  GT_CUDA(cudaStreamSynchronize(s_graph));
-  GT_CUDA(cudaStreamSynchronize(s_eager));
+  });
   check_same_state(*a, s_graph, *b, s_eager);
   check_same_bytes(a->copy_tracks(::cuda::stream_ref(s_graph.get())).episode,
                    expected_episodes(masks.get(), replays, num_envs), "episodes vs the masks");
@@ -163,19 +154,10 @@ TEST_CASE_TEMPLATE_DEFINE("calls on a side stream forked from the user's capture
   CHECK(query_capture(s_side).status == cudaStreamCaptureStatusNone);
   tg::graph_exec exec = g.instantiate();
 
-  const std::vector<std::int32_t> mask_rows = make_masks(replays, num_envs, 11u);
-  pinned_buffer<std::int32_t> masks(mask_rows.size());
-  std::memcpy(masks.get(), mask_rows.data(), mask_rows.size() * sizeof(std::int32_t));
-  const std::size_t row_bytes = static_cast<std::size_t>(num_envs) * sizeof(std::int32_t);
-  for (int r = 0; r < replays; ++r) {
-    const std::int32_t* row = masks.get() + static_cast<std::size_t>(r) * num_envs;
-    GT_CUDA(cudaMemcpyAsync(mask_a.get(), row, row_bytes, cudaMemcpyHostToDevice, s_main));
-    exec.launch(::cuda::stream_ref(s_main.get()));
-    GT_CUDA(cudaMemcpyAsync(mask_b.get(), row, row_bytes, cudaMemcpyHostToDevice, s_eager));
+  const pinned_buffer<std::int32_t> masks = pinned_masks(replays, num_envs, 11u);
+  replay_against_eager(exec, masks, replays, num_envs, mask_a.get(), s_main, mask_b.get(), s_eager, [&] {
     iteration(*b, agents_b, mask_b.get(), s_eager);
-  }
-  GT_CUDA(cudaStreamSynchronize(s_main));
-  GT_CUDA(cudaStreamSynchronize(s_eager));
+  });
   check_same_state(*a, s_main, *b, s_eager);
   check_same_bytes(a->copy_tracks(::cuda::stream_ref(s_main.get())).episode,
                    expected_episodes(masks.get(), replays, num_envs), "episodes vs the masks");

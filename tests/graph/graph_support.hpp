@@ -70,9 +70,12 @@ class pinned_buffer {
     GT_CUDA(cudaMallocHost(&ptr_, count == 0 ? 1 : count * sizeof(T)));
     std::memset(ptr_, 0, count * sizeof(T));
   }
+  pinned_buffer(pinned_buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   pinned_buffer(const pinned_buffer&) = delete;
   pinned_buffer& operator=(const pinned_buffer&) = delete;
-  ~pinned_buffer() { (void)cudaFreeHost(ptr_); }
+  ~pinned_buffer() {
+    if (ptr_ != nullptr) (void)cudaFreeHost(ptr_);
+  }
   T* get() const { return static_cast<T*>(ptr_); }
   T& operator[](std::size_t i) const { return get()[i]; }
   std::size_t size() const { return count_; }
@@ -277,9 +280,7 @@ course_box<Policy> make_course(const tg::track_params& params, float spacing, cu
 /// shifted sideways by a fraction of the half-width that cycles with s, where s is env e's step
 /// counter (device memory), incremented here. Deterministic, so a replayed graph and the same
 /// launches made eagerly produce the same bits.
-__global__ void move_agents(tg::course_ref view, float3* positions, unsigned* steps, int stride) {
-  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (e >= view.num_envs()) return;
+__device__ inline void move_agent(const tg::course_ref& view, int e, float3* positions, unsigned* steps, int stride) {
   const tg::track_ref t = view.track(e);
   const unsigned s = steps[e];
   const int n = t.num_samples();
@@ -289,6 +290,10 @@ __global__ void move_agents(tg::course_ref view, float3* positions, unsigned* st
   const float3 p = t.position(k), nrm = t.normal(k);
   positions[e] = make_float3(p.x + off * nrm.x, p.y + off * nrm.y, p.z + off * nrm.z);
   steps[e] = s + 1u;
+}
+__global__ void move_agents(tg::course_ref view, float3* positions, unsigned* steps, int stride) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e < view.num_envs()) move_agent(view, e, positions, steps, stride);
 }
 
 /// One thread: sets an IF node's condition from a device flag (the DESIGN §5 recipe's
@@ -379,6 +384,35 @@ inline std::vector<std::int32_t> make_masks(int replays, int num_envs, std::uint
       if (percent(rng) == 0) row[e] = value(rng);
   }
   return m;
+}
+
+/// make_masks' rows in pinned memory (their asynchronous uploads then never stage through a
+/// pageable copy): row r at `get() + r * num_envs`.
+inline pinned_buffer<std::int32_t> pinned_masks(int replays, int num_envs, std::uint32_t seed) {
+  const std::vector<std::int32_t> rows = make_masks(replays, num_envs, seed);
+  pinned_buffer<std::int32_t> out(rows.size());
+  std::memcpy(out.get(), rows.data(), rows.size() * sizeof(std::int32_t));
+  return out;
+}
+
+/// The replay-versus-eager loop of the graph tests: for each of `replays` rows of `masks`, the
+/// row goes to `graph_mask` on `s_graph` and `exec` is replayed there, and the row goes to
+/// `eager_mask` on `s_eager` and `eager()` records the same work eagerly; then both streams are
+/// waited for.
+template <class Eager>
+void replay_against_eager(const tg::graph_exec& exec, const pinned_buffer<std::int32_t>& masks, int replays, int num_envs,
+                          std::int32_t* graph_mask, cudaStream_t s_graph, std::int32_t* eager_mask, cudaStream_t s_eager,
+                          Eager&& eager) {
+  const std::size_t row_bytes = static_cast<std::size_t>(num_envs) * sizeof(std::int32_t);
+  for (int r = 0; r < replays; ++r) {
+    const std::int32_t* row = masks.get() + static_cast<std::size_t>(r) * num_envs;
+    GT_CUDA(cudaMemcpyAsync(graph_mask, row, row_bytes, cudaMemcpyHostToDevice, s_graph));
+    exec.launch(::cuda::stream_ref(s_graph));
+    GT_CUDA(cudaMemcpyAsync(eager_mask, row, row_bytes, cudaMemcpyHostToDevice, s_eager));
+    eager();
+  }
+  GT_CUDA(cudaStreamSynchronize(s_graph));
+  GT_CUDA(cudaStreamSynchronize(s_eager));
 }
 
 /// Byte-wise equality of two arrays of a snapshot; the message names the array and the first

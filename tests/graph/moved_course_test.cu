@@ -28,19 +28,10 @@ void capture_and_compare(course_t<Policy>& c, course_t<Policy>& ref, int replays
     g = cap.end();
   }
   tg::graph_exec exec = g.instantiate();
-  const std::vector<std::int32_t> mask_rows = make_masks(replays, num_envs, seed);
-  pinned_buffer<std::int32_t> masks(mask_rows.size());
-  std::memcpy(masks.get(), mask_rows.data(), mask_rows.size() * sizeof(std::int32_t));
-  const std::size_t row_bytes = static_cast<std::size_t>(num_envs) * sizeof(std::int32_t);
-  for (int r = 0; r < replays; ++r) {
-    const std::int32_t* row = masks.get() + static_cast<std::size_t>(r) * num_envs;
-    GT_CUDA(cudaMemcpyAsync(mask_c.get(), row, row_bytes, cudaMemcpyHostToDevice, s));
-    exec.launch(::cuda::stream_ref(s.get()));
-    GT_CUDA(cudaMemcpyAsync(mask_ref.get(), row, row_bytes, cudaMemcpyHostToDevice, s_ref));
+  const pinned_buffer<std::int32_t> masks = pinned_masks(replays, num_envs, seed);
+  replay_against_eager(exec, masks, replays, num_envs, mask_c.get(), s, mask_ref.get(), s_ref, [&] {
     iteration(ref, agents_ref, mask_ref.get(), s_ref);
-  }
-  GT_CUDA(cudaStreamSynchronize(s));
-  GT_CUDA(cudaStreamSynchronize(s_ref));
+  });
   check_same_state(c, s, ref, s_ref);
 }
 

@@ -25,9 +25,7 @@ TEST_CASE_TEMPLATE_DEFINE("a captured iteration replayed many times equals the s
   b->bind(agents_b.positions());
   device_buffer<std::int32_t> mask_a(num_envs), mask_b(num_envs);
 
-  const std::vector<std::int32_t> mask_rows = make_masks(replays, num_envs, 99u);
-  pinned_buffer<std::int32_t> masks(mask_rows.size());
-  std::memcpy(masks.get(), mask_rows.data(), mask_rows.size() * sizeof(std::int32_t));
+  const pinned_buffer<std::int32_t> masks = pinned_masks(replays, num_envs, 99u);
   GT_CUDA(cudaStreamSynchronize(s_graph));
   GT_CUDA(cudaStreamSynchronize(s_eager));
 
@@ -42,16 +40,9 @@ TEST_CASE_TEMPLATE_DEFINE("a captured iteration replayed many times equals the s
   }
   tg::graph_exec exec = g.instantiate();
 
-  const std::size_t row_bytes = static_cast<std::size_t>(num_envs) * sizeof(std::int32_t);
-  for (int r = 0; r < replays; ++r) {
-    const std::int32_t* row = masks.get() + static_cast<std::size_t>(r) * num_envs;
-    GT_CUDA(cudaMemcpyAsync(mask_a.get(), row, row_bytes, cudaMemcpyHostToDevice, s_graph));
-    exec.launch(::cuda::stream_ref(s_graph.get()));
-    GT_CUDA(cudaMemcpyAsync(mask_b.get(), row, row_bytes, cudaMemcpyHostToDevice, s_eager));
+  replay_against_eager(exec, masks, replays, num_envs, mask_a.get(), s_graph, mask_b.get(), s_eager, [&] {
     iteration(*b, agents_b, mask_b.get(), s_eager);
-  }
-  GT_CUDA(cudaStreamSynchronize(s_graph));
-  GT_CUDA(cudaStreamSynchronize(s_eager));
+  });
 
   check_same_state(*a, s_graph, *b, s_eager);
 

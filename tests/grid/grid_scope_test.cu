@@ -215,16 +215,7 @@ __global__ void start_rounds(cudaGraphConditionalHandle handle, int* counter) {
 __global__ void move_agents_resident(const tg::course_ref* resident, float3* positions, unsigned* steps, int stride) {
   const tg::course_ref view = *resident;
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (e >= view.num_envs()) return;
-  const tg::track_ref t = view.track(e);
-  const unsigned s = steps[e];
-  const int n = t.num_samples();
-  const int k = static_cast<int>((7u * static_cast<unsigned>(e) + static_cast<unsigned>(stride) * s) % static_cast<unsigned>(n));
-  const float side = 0.25f * static_cast<float>(static_cast<int>(s % 5u) - 2);
-  const float off = side * t.half_width(k);
-  const float3 p = t.position(k), nrm = t.normal(k);
-  positions[e] = make_float3(p.x + off * nrm.x, p.y + off * nrm.y, p.z + off * nrm.z);
-  steps[e] = s + 1u;
+  if (e < view.num_envs()) graph_test::move_agent(view, e, positions, steps, stride);
 }
 /// Agents of one course for the WHILE-body test: positions, step counters, the view on the device.
 struct resident_agents {
