@@ -33,8 +33,8 @@ namespace tg = track_gen;
 #define GT_CUDA(call)                                                                                   \
   do {                                                                                                  \
     const cudaError_t gt_code_ = (call);                                                                \
-    REQUIRE_MESSAGE(gt_code_ == cudaSuccess, #call " failed: " << cudaGetErrorName(gt_code_) << " ("    \
-                                                               << cudaGetErrorString(gt_code_) << ")"); \
+    REQUIRE_MESSAGE(gt_code_ == cudaSuccess, #call " failed: " << std::string(cudaGetErrorName(gt_code_)) \
+                                                     << " (" << std::string(cudaGetErrorString(gt_code_)) << ")"); \
   } while (0)
 
 // ---------------------------------------------------------------------------------------------
