@@ -59,6 +59,8 @@ struct course_plan {
   course_layout layout;
   int max_gates = 0;
   std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0, args = 0, view = 0, bytes = 0;
+  /// Temporary storage of the mask compaction (backend::cuda: cub::DeviceSelect; 0 bytes on the host).
+  std::size_t select_temp = 0, select_temp_bytes = 0;
   /// Grid-scope stage arrays (pipelines with one; size 0 otherwise).
   bool grid = false;
   std::size_t grid_buffer[2] = {0, 0}, grid_count = 0, grid_spacing = 0, grid_active = 0, grid_residual = 0,
@@ -69,7 +71,8 @@ inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{25
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
 inline course_plan make_plan(const track_params& params, float spacing, const sanitized_tracks* user,
-                             user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid) {
+                             user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid,
+                             std::size_t select_temp_bytes) {
   const int m = params.polar.control_points;
   const int per = params.spline.samples_per_segment;
   int control_cap = std::max(m, fallback_control_points);
@@ -123,6 +126,9 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
     plan.grid_flags = at;  // any_active, windows
     at = align256(at + 2 * sizeof(int));
   }
+  plan.select_temp = at;
+  plan.select_temp_bytes = select_temp_bytes;
+  at = align256(at + select_temp_bytes);
   plan.args = at;  // the generation arguments the kernels read (generate_kernel says why)
   at = align256(at + sizeof(generate_args));
   plan.view = at;  // the course_ref the step kernel reads (step_kernel says why)
@@ -214,7 +220,9 @@ class course {
   /// @throws std::invalid_argument a parameter out of range.
   static std::size_t required_bytes(const track_params& params, float checkpoint_spacing) {
     detail::check_params(params, checkpoint_spacing);
-    return detail::make_plan(params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}, Pipeline::has_grid).bytes;
+    return detail::make_plan(params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}, Pipeline::has_grid,
+                             ops::select_temp_bytes(params.num_envs))
+        .bytes;
   }
 
   course(course&&) noexcept = default;
@@ -258,6 +266,15 @@ class course {
     a.advance = advance;
     const bool capturing = before_call(stream);
 #if TRACK_GEN_HAS_CUDA_RUNTIME
+    if constexpr (is_cuda && !Pipeline::has_grid) {
+      if (mask != nullptr) {
+        // Compaction, then a fixed grid over the selected envs (under an IF node when recorded
+        // with skip::conditional): the cost follows the number of done envs.
+        ops::template generate_selected<Pipeline, tuning>(a, selection(), recording_setup(), capturing && is_conditional,
+                                                          stream);
+        return;
+      }
+    }
     if constexpr (is_cuda && is_conditional) {
       if (capturing && mask != nullptr) {
         ops::template generate_if_any<Pipeline, tuning>(a, any_flag(), recording_setup(), stream);
@@ -375,7 +392,8 @@ class course {
     detail::sanitized_tracks user;
     if (tracks != nullptr) user = detail::sanitize(*tracks, params_.num_envs);
     const user_tracks::kind kind = tracks != nullptr ? tracks->type : user_tracks::kind::control_points;
-    plan_ = detail::make_plan(params_, spacing_, tracks != nullptr ? &user : nullptr, kind, sets, Pipeline::has_grid);
+    plan_ = detail::make_plan(params_, spacing_, tracks != nullptr ? &user : nullptr, kind, sets, Pipeline::has_grid,
+                              ops::select_temp_bytes(params_.num_envs));
 
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     // The host backend never names the guard (a plain C++ build must not reference cudart).
@@ -385,6 +403,7 @@ class course {
       guard.emplace(capture_mode());
       detail::deferred_frees::instance().drain();
       ops::template prepare<Pipeline, tuning>(plan_.scratch.bytes);
+      if constexpr (!Pipeline::has_grid) selected_blocks_ = ops::template selected_blocks<Pipeline, tuning>(plan_.scratch.bytes, params_.num_envs);
     }
 #endif
     if constexpr (!is_cuda) scratch_ = ops::allocate_shared(plan_.scratch.bytes, false);
@@ -402,6 +421,10 @@ class course {
     }
     unsigned char* base = storage_.get();
     ops::zero(base, plan_.bytes, stream);  // episodes 0, counters 0, unused gate slots defined
+#if TRACK_GEN_HAS_CUDA_RUNTIME
+    // Loads the compaction's kernels now (CUDA loads kernels lazily, at their first launch).
+    if constexpr (is_cuda && !Pipeline::has_grid) ops::preload_selection(selection(), any_flag(), stream);
+#endif
 
     detail::generate_args& a = generate_args_;
     a.params = params_;
@@ -500,6 +523,12 @@ class course {
     return static_cast<cudaStreamCaptureMode>(Policy::capture_mode::value);
   }
   int* any_flag() const { return reinterpret_cast<int*>(storage_.get() + plan_.layout.any_flag); }
+  /// The buffers of the mask compaction and the grid that rebuilds the selected envs.
+  detail::env_selection selection() const {
+    unsigned char* base = storage_.get();
+    return {reinterpret_cast<int*>(base + plan_.layout.env_list), reinterpret_cast<int*>(base + plan_.layout.env_count),
+            base + plan_.select_temp, plan_.select_temp_bytes, selected_blocks_};
+  }
 #endif
 
   /// How the backend records launches (CUDA: conditional nodes under skip::conditional, with
@@ -558,6 +587,7 @@ class course {
   std::shared_ptr<unsigned char> storage_;
   std::shared_ptr<unsigned char> scratch_;  ///< host backend only: one track's workspace
   const float3* positions_ = nullptr;
+  unsigned selected_blocks_ = 1;  ///< backend::cuda: blocks of the masked regeneration's grid
   const course_ref* resident_view_ = nullptr;  ///< backend::cuda: view() in the storage
   // Present whether or not the CUDA headers are visible, so that the class has one layout in
   // every translation unit of a program.

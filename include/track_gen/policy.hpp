@@ -46,7 +46,8 @@ struct default_tuning {
   static constexpr int generate_block_threads = 256;
   /// Threads per block of the step kernel (one thread per environment).
   static constexpr int step_block_threads = 256;
-  /// Half-width, in samples, of the local nearest-point search of `step`.
+  /// How far, in segments, the local nearest-point search of `step` may walk from the last
+  /// projection before it gives way to the full O(N) search (track_ref::project).
   static constexpr int projection_window = 8;
 };
 

@@ -8,6 +8,17 @@
 
 namespace track_gen::detail {
 
+/// The buffers of a masked regeneration's compaction (backend::cuda): the selected envs
+/// `ids[0, *count)`, cub::DeviceSelect's temporary storage, and the blocks of the grid that
+/// rebuilds them.
+struct env_selection {
+  int* ids;
+  int* count;
+  void* temp;
+  std::size_t temp_bytes;
+  unsigned blocks;
+};
+
 /// Byte offsets of the structure-of-arrays storage (env-major), 256-byte aligned arrays.
 struct course_layout {
   int num_envs = 0, num_samples = 0, max_gates = 0;
@@ -17,6 +28,8 @@ struct course_layout {
   std::size_t next_gate, laps, gates_passed, lap_progress, lateral, hint, last_position, flags;
   std::size_t launch_count;  ///< unsigned long long: generation launches that ran
   std::size_t any_flag;      ///< int: any-of-mask flag of conditional regeneration
+  std::size_t env_count;     ///< int: how many envs the mask selected (masked regeneration)
+  std::size_t env_list;      ///< int [E]: the selected envs, in env order
   std::size_t bytes = 0;
 
   static course_layout make(int e, int n, int g) {
@@ -56,6 +69,8 @@ struct course_layout {
     l.flags = take(es * sizeof(std::uint32_t));
     l.launch_count = take(sizeof(unsigned long long));
     l.any_flag = take(sizeof(int));
+    l.env_count = take(sizeof(int));
+    l.env_list = take(es * sizeof(int));
     l.bytes = at;
     return l;
   }

@@ -9,6 +9,10 @@
 #include <track_gen/detail/cuda/lifetime.hpp>
 #include <track_gen/detail/generate/kernels.cuh>
 #include <track_gen/detail/progress/kernels.cuh>
+#include <track_gen/detail/storage.hpp>
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -85,6 +89,7 @@ struct cuda_ops {
     throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<reduction_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_from_count_kernel<>), "loading the set-condition kernel");
     if constexpr (Pipeline::has_grid) {
       prepare_generation(generate_resident_kernel<Pipeline, threads, false>, scratch_bytes);
       prepare_generation(generate_resident_kernel<Pipeline, threads, true>, scratch_bytes);
@@ -95,7 +100,71 @@ struct cuda_ops {
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_set_if_kernel<>), "loading the IF condition kernel");
     } else {
       prepare_generation(generate_kernel<Pipeline, threads>, scratch_bytes);
+      prepare_generation(generate_list_kernel<Pipeline, threads>, scratch_bytes);
     }
+  }
+
+  /// Bytes of cub::DeviceSelect::Flagged's temporary storage for a mask of `num_envs` entries.
+  static std::size_t select_temp_bytes(int num_envs) {
+    std::size_t bytes = 0;
+    throw_on_cuda_error(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<int>(0),
+                                                   static_cast<const std::int32_t*>(nullptr), static_cast<int*>(nullptr),
+                                                   static_cast<int*>(nullptr), num_envs),
+                        "cub::DeviceSelect::Flagged (temporary storage query)");
+    return bytes;
+  }
+
+  /// Blocks of generate_list_kernel: as many as fit on the GPU at once (occupancy with this
+  /// course's shared memory), at most one per env.
+  template <class Pipeline, class Tuning>
+  static unsigned selected_blocks(std::size_t scratch_bytes, int num_envs) {
+    constexpr int threads = Tuning::generate_block_threads;
+    int device = 0, sms = 0, per_sm = 0;
+    throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
+    throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                        "cudaDeviceGetAttribute(MultiProcessorCount)");
+    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, threads>,
+                                                                      threads, scratch_bytes),
+                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generation kernel)");
+    const long long blocks = static_cast<long long>(std::max(per_sm, 1)) * std::max(sms, 1);
+    return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
+  }
+
+  /// Runs the compaction once over a one-entry zero mask, eagerly, so that CUB's kernels are
+  /// loaded at construction and never inside a capture.
+  static void preload_selection(const env_selection& sel, const int* zero_flag, ::cuda::stream_ref stream) {
+    std::size_t bytes = sel.temp_bytes;
+    throw_on_cuda_error(cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0), zero_flag, sel.ids,
+                                                   sel.count, 1, stream.get()),
+                        "cub::DeviceSelect::Flagged (loading its kernels)");
+  }
+
+  /// Masked regeneration of a pipeline without a grid-scope stage: cub::DeviceSelect::Flagged
+  /// lists the envs with a nonzero mask entry (and counts them on the device), then
+  /// generate_list_kernel rebuilds them on a fixed grid. With `conditional_node` (recording
+  /// under skip::conditional) the kernel sits under an IF node whose condition is count > 0.
+  template <class Pipeline, class Tuning>
+  static void generate_selected(const generate_args& a, const env_selection& sel, const launch_setup& setup,
+                                bool conditional_node, ::cuda::stream_ref stream) {
+    constexpr int threads = Tuning::generate_block_threads;
+    std::size_t bytes = sel.temp_bytes;
+    throw_on_cuda_error(cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0), a.mask, sel.ids,
+                                                   sel.count, a.params.num_envs, stream.get()),
+                        "cub::DeviceSelect::Flagged (compacting the mask)");
+    const auto launch = [&](cudaStream_t s) {
+      generate_list_kernel<Pipeline, threads><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count);
+      throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
+    };
+    if (!conditional_node) {
+      launch(stream.get());
+      return;
+    }
+    record_conditional(
+        stream.get(), cudaGraphCondTypeIf, *setup.bodies, setup.mode,
+        [&](cudaGraphConditionalHandle handle, cudaStream_t st) {
+          set_condition_from_count_kernel<><<<1, 1, 0, st>>>(handle, sel.count);
+        },
+        [&](cudaStream_t body, cudaGraphConditionalHandle) { launch(body); });
   }
 
   /// Loads one generation kernel, checks that a block's shared memory fits the GPU, and raises

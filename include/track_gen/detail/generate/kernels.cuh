@@ -36,6 +36,21 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
   generate_block<Pipeline, BlockThreads, false>(args, e);
 }
 
+/// Masked regeneration of pipelines without a grid-scope stage, after compaction: `list[0,
+/// *count)` holds the envs to rebuild (cub::DeviceSelect::Flagged over the mask). A fixed grid
+/// that fills the GPU once takes them round-robin, so a replay with few done envs launches a
+/// few hundred blocks, not one per env, and the cost follows the number of done envs.
+template <class Pipeline, int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads)
+    generate_list_kernel(const generate_args args, const int* list, const int* count) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
+  const int n = *count;
+  for (int i = static_cast<int>(blockIdx.x); i < n; i += static_cast<int>(gridDim.x)) {
+    generate_block<Pipeline, BlockThreads, false>(args, list[i]);
+    __syncthreads();  // the next track reuses the block's shared memory
+  }
+}
+
 /// The fused kernels of pipelines with a grid-scope stage (`Finish`: the kernel after the
 /// stage). Their arguments live in device memory (`resident`, written once at construction) and
 /// each thread copies them: the stages hold references to them, and a reference to a kernel
@@ -66,6 +81,12 @@ __global__ void __launch_bounds__(BlockThreads) any_of_mask_kernel(const std::in
        i += static_cast<int>(gridDim.x) * BlockThreads)
     any = any || mask[i] != 0;
   if (__syncthreads_or(any ? 1 : 0) != 0 && threadIdx.x == 0) *flag = 1;
+}
+
+/// One thread: the IF node's condition is whether the compaction selected any env.
+template <int Unused = 0>
+__global__ void set_condition_from_count_kernel(cudaGraphConditionalHandle handle, const int* count) {
+  cudaGraphSetConditional(handle, *count > 0 ? 1u : 0u);
 }
 
 /// One thread: the IF node's condition from the flag, then the flag is cleared for the next

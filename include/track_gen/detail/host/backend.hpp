@@ -29,6 +29,9 @@ struct host_ops {
     return std::shared_ptr<unsigned char>(allocate(bytes), [](unsigned char* q) { deallocate(q); });
   }
 
+  /// The host backend reads the mask directly: no compaction, no temporary storage.
+  static std::size_t select_temp_bytes(int) { return 0; }
+
   /// The host backend has no captures: nothing to set up.
   struct launch_setup {};
 
