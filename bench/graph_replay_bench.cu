@@ -14,7 +14,9 @@
 /// realistic workload). For each E a baseline graph (physics + step, no regenerate) is captured
 /// too, with the first skip policy's course. Each graph gets --warmup untimed replays, then
 /// --replays (>= 1000) replays, each timed on its own: event, cudaGraphLaunch, event, wait for
-/// the second event. The course is destroyed (and its memory released) before the next one is
+/// the second event. Graphs in which every env is done (fraction 1) regenerate all E tracks per
+/// replay (about 63 ms at E = 1M on an H200): --all-done-replays R (>= 20) gives them R replays
+/// after at most 3 warm-up replays instead (each row records its replay count). The course is destroyed (and its memory released) before the next one is
 /// built, so that only one course of E = 1M lives at a time.
 ///
 /// A row: one graph of one (E, skip policy, done fraction). Median, p10, p90, min and max are
@@ -24,6 +26,8 @@
 
 #include <track_gen/graph.hpp>
 #include <track_gen/track_gen.hpp>
+
+#include "bench_util.hpp"
 
 #include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
@@ -134,28 +138,16 @@ __global__ void drive_agents(const tg::course_ref view, float* arc, float3* posi
                              p.z + t * (q.z - p.z));
 }
 
-struct stats {
-  double median, p10, p90, min, max;
-};
-
-/// Quantile q of sorted samples, interpolated linearly between the two closest ranks.
-double quantile(const std::vector<float>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double f = pos - static_cast<double>(lo);
-  return static_cast<double>(sorted[lo]) * (1.0 - f) + static_cast<double>(sorted[hi]) * f;
-}
-
-stats summarise(std::vector<float> ms) {
-  std::sort(ms.begin(), ms.end());
-  return {quantile(ms, 0.5), quantile(ms, 0.1), quantile(ms, 0.9), ms.front(), ms.back()};
-}
+using stats = track_gen_bench::summary;
+using track_gen_bench::json_escape;
+using track_gen_bench::parse_list;
+using track_gen_bench::summarise;
 
 struct options {
   std::vector<long> envs = {4096L, 1048576L};
   std::vector<double> fractions = {0.0, 0.001, 0.01, 1.0};
   int replays = 1000;
+  int all_done_replays = 0;  // replays of the fraction-1 graphs; 0: `replays`
   int warmup = 20;
   float spacing = 1.0f;
   std::uint64_t seed = 1;
@@ -167,6 +159,7 @@ struct row {
   std::string skip;      // "conditional", "unconditional", or "baseline"
   double fraction = -1;  // < 0: baseline (no regenerate)
   long done = 0;         // envs set in the mask
+  int replays = 0;       // timed replays of this row
   stats ms{};
   double ratio = 0;
 };
@@ -190,11 +183,11 @@ tg::graph_exec capture_replay(Course& course, float* arc, float3* positions, con
   return exec;
 }
 
-/// Warm-up, then `o.replays` replays of `exec`, each between its own pair of events.
-stats time_replays(const tg::graph_exec& exec, const options& o, cudaStream_t stream, const event_pair& ev) {
-  for (int w = 0; w < o.warmup; ++w) BENCH_CUDA(cudaGraphLaunch(exec.get(), stream));
+/// `warmup` untimed replays, then `replays` replays of `exec`, each between its own pair of events.
+stats time_replays(const tg::graph_exec& exec, int warmup, int replays, cudaStream_t stream, const event_pair& ev) {
+  for (int w = 0; w < warmup; ++w) BENCH_CUDA(cudaGraphLaunch(exec.get(), stream));
   BENCH_CUDA(cudaStreamSynchronize(stream));
-  std::vector<float> ms(static_cast<std::size_t>(o.replays));
+  std::vector<float> ms(static_cast<std::size_t>(replays));
   for (float& m : ms) {
     BENCH_CUDA(cudaEventRecord(ev.start(), stream));
     BENCH_CUDA(cudaGraphLaunch(exec.get(), stream));
@@ -261,7 +254,8 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
       row r;
       r.envs = envs;
       r.skip = "baseline";
-      r.ms = time_replays(baseline, o, stream, ev);
+      r.replays = o.replays;
+      r.ms = time_replays(baseline, o.warmup, o.replays, stream, ev);
       rows.push_back(r);
       // The stand-in physics should keep every agent on its track.
       const tg::progress_snapshot p = course.copy_progress(sref);
@@ -276,7 +270,9 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
       r.skip = skip_name<Skip>();
       r.fraction = o.fractions[i];
       r.done = done[i];
-      r.ms = time_replays(graphs[i], o, stream, ev);
+      const bool all_done = done[i] == envs && o.all_done_replays > 0;
+      r.replays = all_done ? o.all_done_replays : o.replays;
+      r.ms = time_replays(graphs[i], all_done ? std::min(o.warmup, 3) : o.warmup, r.replays, stream, ev);
       rows.push_back(r);
     }
     BENCH_CUDA(cudaStreamSynchronize(stream));
@@ -294,39 +290,19 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
   tg::release_deferred();
 }
 
-/// A comma-separated list, each item read whole by `read` (strtol or strtod style).
-template <class T, class Read>
-bool parse_list(const char* text, std::vector<T>& out, Read read) {
-  out.clear();
-  const std::string s = text;
-  for (std::size_t at = 0; at <= s.size();) {
-    const std::size_t comma = std::min(s.find(',', at), s.size());
-    const std::string item = s.substr(at, comma - at);
-    char* end = nullptr;
-    const T v = read(item.c_str(), &end);
-    if (item.empty() || *end != '\0') return false;
-    out.push_back(v);
-    at = comma + 1;
-  }
-  return !out.empty();
-}
-
 bool parse(int argc, char** argv, options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: %s [--envs E1,E2,...] [--fractions F1,F2,...] [--replays R>=1000] [--warmup W] [--spacing M]\n"
-          "          [--seed S] [--json PATH]\n"
+          "usage: %s [--envs E1,E2,...] [--fractions F1,F2,...] [--replays R>=1000] [--all-done-replays R>=20]\n"
+          "          [--warmup W] [--spacing M] [--seed S] [--json PATH]\n"
           "defaults: --envs 4096,1048576 --fractions 0,0.001,0.01,1 --replays 1000 --warmup 20 --spacing 1\n",
           argv[0]);
       std::exit(0);
     }
-    if (v == nullptr || *v == '\0') {
-      std::fprintf(stderr, "unknown option or missing value: %s\n", a.c_str());
-      return false;
-    }
+    const char* v = track_gen_bench::option_value(argc, argv, i);
+    if (v == nullptr) return false;
     char* end = nullptr;
     bool ok = true;
     if (a == "--envs") {
@@ -335,6 +311,8 @@ bool parse(int argc, char** argv, options& o) {
       ok = parse_list(v, o.fractions, [](const char* t, char** e) { return std::strtod(t, e); });
     } else if (a == "--replays") {
       o.replays = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--all-done-replays") {
+      o.all_done_replays = static_cast<int>(std::strtol(v, &end, 10));
     } else if (a == "--warmup") {
       o.warmup = static_cast<int>(std::strtol(v, &end, 10));
     } else if (a == "--spacing") {
@@ -347,61 +325,36 @@ bool parse(int argc, char** argv, options& o) {
       std::fprintf(stderr, "unknown option: %s\n", a.c_str());
       return false;
     }
-    if (!ok || (end != nullptr && (end == v || *end != '\0'))) {
-      std::fprintf(stderr, "bad value for %s: %s\n", a.c_str(), v);
-      return false;
-    }
+    if (!track_gen_bench::value_read(a, v, end, ok)) return false;
     ++i;
   }
-  for (long e : o.envs) {
-    if (e < 1 || e > INT_MAX) {
-      std::fprintf(stderr, "--envs: every E must be in [1, %d]; got %ld\n", INT_MAX, e);
-      return false;
-    }
-  }
+  if (!track_gen_bench::all_in_range(o.envs, 1, INT_MAX, "--envs")) return false;
   for (double f : o.fractions) {
     if (!(f >= 0.0 && f <= 1.0)) {
       std::fprintf(stderr, "--fractions: every fraction must be in [0, 1]; got %g\n", f);
       return false;
     }
   }
-  if (o.replays < 1000 || o.warmup < 0 || !(o.spacing > 0.0f)) {
-    std::fprintf(stderr, "need --replays >= 1000, --warmup >= 0, --spacing > 0\n");
+  if (o.replays < 1000 || (o.all_done_replays != 0 && o.all_done_replays < 20) || o.warmup < 0 ||
+      !(o.spacing > 0.0f)) {
+    std::fprintf(stderr, "need --replays >= 1000, --all-done-replays >= 20, --warmup >= 0, --spacing > 0\n");
     return false;
   }
   return true;
 }
 
-/// `s` as the body of a JSON string.
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 void print_table(const std::vector<row>& rows) {
-  std::printf("| E | skip policy | done fraction | done envs | median ms | p10 ms | p90 ms | min ms | max ms | "
-              "median / baseline |\n");
-  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| E | skip policy | done fraction | done envs | replays | median ms | p10 ms | p90 ms | min ms | "
+              "max ms | median / baseline |\n");
+  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
     const std::string fraction = r.fraction < 0 ? std::string("- (no regenerate)") : [&] {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%g", r.fraction);
       return std::string(buf);
     }();
-    std::printf("| %d | %s | %s | %ld | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |\n", r.envs,
-                r.skip.c_str(), fraction.c_str(), r.done, r.ms.median, r.ms.p10,
+    std::printf("| %d | %s | %s | %ld | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |\n", r.envs,
+                r.skip.c_str(), fraction.c_str(), r.done, r.replays, r.ms.median, r.ms.p10,
                 r.ms.p90, r.ms.min, r.ms.max, r.ratio);
   }
 }
@@ -412,8 +365,9 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
   if (f == nullptr) throw std::runtime_error("cannot write " + path);
   std::fprintf(f,
                "{\n  \"device\": \"%s\",\n  \"command\": \"%s\",\n  \"replays\": %d,\n  \"warmup\": %d,\n"
-               "  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n  \"rows\": [\n",
+               "  \"all_done_replays\": %d,\n  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n  \"rows\": [\n",
                json_escape(device).c_str(), json_escape(command).c_str(), o.replays, o.warmup,
+               o.all_done_replays > 0 ? o.all_done_replays : o.replays,
                static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const row& r = rows[i];
@@ -422,10 +376,10 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
     std::snprintf(fraction, sizeof fraction, "%.15g", r.fraction);
     std::fprintf(f,
                  "    {\"envs\": %d, \"skip_policy\": \"%s\", \"regenerate\": %s, \"done_fraction\": %s, "
-                 "\"done_envs\": %ld, \"ms\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f, \"min\": %.6f, "
+                 "\"done_envs\": %ld, \"replays\": %d, \"ms\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f, \"min\": %.6f, "
                  "\"max\": %.6f}, \"median_over_baseline\": %.6f}%s\n",
                  r.envs, r.skip.c_str(), baseline ? "false" : "true",
-                 baseline ? "null" : fraction, r.done, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.ratio,
+                 baseline ? "null" : fraction, r.done, r.replays, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.ratio,
                  i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
@@ -437,8 +391,7 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
 int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) return 2;
-  std::string command;
-  for (int i = 0; i < argc; ++i) command += (i > 0 ? " " : "") + std::string(argv[i]);
+  const std::string command = track_gen_bench::command_line(argc, argv);
 
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -455,8 +408,12 @@ int main(int argc, char** argv) {
     std::printf("graph_replay_bench: %s (sm_%d%d, %d SMs)\ncommand: %s\n", prop.name, prop.major, prop.minor,
                 prop.multiProcessorCount, command.c_str());
     std::printf("preset track, gate spacing %.2f m, seed %llu; per graph %d untimed warm-up replays, then %d replays "
-                "timed one by one with CUDA events\n\n",
+                "timed one by one with CUDA events\n",
                 static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), o.warmup, o.replays);
+    if (o.all_done_replays > 0)
+      std::printf("graphs in which every env is done: %d replays after %d warm-up (--all-done-replays)\n",
+                  o.all_done_replays, std::min(o.warmup, 3));
+    std::printf("\n");
     std::fflush(stdout);
 
     // Load the kernels now: CUDA's lazy loading would otherwise do it inside the first capture.

@@ -1,26 +1,41 @@
 /// @file
-/// Throughput of course::regenerate (all envs, a new track each) and course::step (progress
-/// of one agent per env) on the GPU for E = 4096, 65536 and 1,048,576 environments.
+/// GPU throughput of track_gen, and the floors it is compared with, for scripts/bench-all:
 ///
-/// Method: CUDA events around each call on a dedicated stream, a few untimed warm-up calls,
-/// then the median, minimum and maximum of `--repeats` (>= 20) timed calls. Before each timed
-/// step a kernel (untimed) moves every agent a little along its track with a small lateral
-/// swing, so that the projection does its normal local search. Prints a markdown table and,
-/// with --json PATH, the same numbers as JSON. Then presets::long_track (2048 samples, the
-/// grid-scope stage dense_repulsive) for E = 64 and 1024: regenerating every env with the grid
-/// stage and without it, same method (table only).
+/// - `generate`: course::regenerate(all envs, advance = true) (a new track for every env each
+///   call) of the `track` preset, for every E of --envs and every N of --samples;
+/// - `step`: course::step (progress of one agent per env), preset `track` (N = 256), for every E
+///   of --step-envs; before each timed step an untimed kernel moves every agent a little along
+///   its track with a small lateral swing, so that the projection does its usual local search;
+/// - `copy`: the copy-bandwidth floor measured in the same run: cudaMemcpyAsync device to device
+///   of a --copy-mib buffer, and a copy kernel (one 16-byte load and store per thread), in GB/s
+///   counting the bytes read plus the bytes written;
+/// - `long`: presets::long_track (2048 samples, the grid-scope stage dense_repulsive) for E = 64
+///   and 1024: regenerating every env with the grid stage and without it (max_windows = 0).
+///
+/// Method: CUDA events around each call on a dedicated non-blocking stream, --warmup untimed
+/// calls, then the median, p10, p90 (linear interpolation between ranks), minimum and maximum of
+/// --repeats (>= 20) timed calls. --row-cap-s S lowers a row's repeats (never below 20) so that
+/// warm-up plus repeats take about S seconds at the warm-up's pace; each row records its count.
+/// Prints markdown tables and, with --json PATH, every row as the suite's JSON ("peer":
+/// "track_gen"; scripts/perf-report reads it). The FP32 peak and the memory bandwidth implied
+/// by the device's clocks are recorded too (device_info), for reference.
 
 #include <track_gen/track_gen.hpp>
+
+#include "bench_util.hpp"
 
 #include <Random123/philox.h>
 #include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,6 +43,10 @@
 namespace {
 
 namespace tg = track_gen;
+using track_gen_bench::json_escape;
+using track_gen_bench::parse_list;
+using track_gen_bench::summarise;
+using track_gen_bench::summary;
 
 void check_cuda(cudaError_t code, const char* what, int line) {
   if (code != cudaSuccess) {
@@ -63,183 +82,395 @@ __global__ void place_agents(const tg::course_ref view, float3* positions, int r
                              a.z + (b.z - a.z) * f);
 }
 
-struct stats {
-  double median_ms, min_ms, max_ms;
-};
-
-stats summarise(std::vector<float> ms) {
-  std::sort(ms.begin(), ms.end());
-  const std::size_t n = ms.size();
-  const double median = n % 2 == 1 ? ms[n / 2] : 0.5 * (static_cast<double>(ms[n / 2 - 1]) + ms[n / 2]);
-  return {median, ms.front(), ms.back()};
+/// dst[i] = src[i] for i < n: the "simple read + write" copy of the bandwidth floor.
+__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, std::size_t n) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = src[i];
 }
 
-/// Bytes that one env's step reads and writes on the usual path (local search, no gate or
-/// lap event), each counted once; sector granularity and caching are ignored, so this is an
-/// estimate of the useful traffic, not of DRAM traffic. Breakdown (course_ref::step):
-///   position 12 | progress read: flags 4, hint 4, last position 12, next gate 4, gates passed 4
-///   | progress written: those 28 plus lap progress 4 and lateral 4 | track header: length 4,
-///   gate count 4, status 4 | window: 2W+1 segments = 2W+2 samples of 12 | projection: tangent,
-///   normal (2 x 12 each) and half-width (2 x 4) around the nearest point | next gate: 32.
+/// Bytes that one env's step must read and write on the usual path (local search of
+/// `window` samples each side of the hint, no gate or lap event), each byte counted once
+/// (course_ref::step and track_ref::project):
+///   read : position 12 | progress: flags 4, hint 4, last position 12, next gate 4, gates passed 4
+///          | track: length 4, gate count 4 | the 2W+1 segments of the window: 2W+2 samples of 12
+///          | around the nearest point: tangents 2 x 12, normals 2 x 12, half-widths 2 x 4
+///          | next gate: centre 12, normal 12 (its half-width is read only when the plane is crossed)
+///   write: next gate 4, gates passed 4, lap progress 4, lateral 4, hint 4, last position 12, flags 4
+/// = 164 + 12 (2W + 2) bytes: 380 at W = 8. The track's status word, the gate's arc length and the
+/// lap count are not needed on this path.
 std::size_t step_bytes_per_env(int window) {
-  const std::size_t position = 12, progress_read = 28, progress_written = 36, header = 12;
-  const std::size_t samples = static_cast<std::size_t>(2 * window + 2) * 12;
-  const std::size_t frame = 2 * 12 + 2 * 12 + 2 * 4, gate = 32;
-  return position + progress_read + progress_written + header + samples + frame + gate;
+  const std::size_t per_env_arrays = 12 + 28 + 8 + 36;  // coalesced [E] arrays: position, progress, header
+  const std::size_t gathered = static_cast<std::size_t>(2 * window + 2) * 12 + 2 * 12 + 2 * 12 + 2 * 4 + 12 + 12;
+  return per_env_arrays + gathered;
 }
+
+/// The same traffic in whole 32-byte DRAM sectors, an estimate: the [E] arrays are read and
+/// written coalesced (their bytes as they are), while each of the 6 gathered runs of b
+/// contiguous bytes (window samples, tangent pair, normal pair, half-width pair, gate centre,
+/// gate normal) starts at a 4-byte-aligned offset uniform within a sector and so touches
+/// (b + 28) / 32 sectors on average: 28 bytes more per run. No reuse between steps is assumed
+/// (at E = 1M the tracks take about 12 GB, far beyond the 50 MB L2).
+std::size_t step_sector_bytes_per_env(int window) { return step_bytes_per_env(window) + 6 * 28; }
+
+/// Bytes one regenerated track writes: samples (position, tangent, normal 12 each, half-width
+/// and curvature 4 each) 44 N, gates (centre, normal 12 each, half-width, arc length 4 each)
+/// 32 G, length, gate count, status, episode 16, the progress reset 40 (and 4 read: the episode).
+double generate_bytes_per_track(int n, double gates) { return 44.0 * n + 32.0 * gates + 16 + 40 + 4; }
 
 struct options {
-  long max_envs = 1L << 20;
+  std::vector<long> envs = {4096L, 65536L, 1048576L};
+  std::vector<int> samples = {256};
+  std::vector<long> step_envs;  // empty: the same as envs
+  long max_envs = LONG_MAX;
   int repeats = 30;
   int warmup = 3;
   float spacing = 1.0f;
   std::uint64_t seed = 1;
+  double row_cap_s = 0;  // 0: no cap
+  long copy_mib = 2048;
+  bool generate = true, step = true, long_rows = true, copy = true;
   std::string json;
 };
 
-struct row {
-  int envs;
-  stats regenerate, step;
-  std::size_t bytes_per_env;
+/// Repeats of a row whose calls take about `call_ms`: --repeats, lowered by --row-cap-s (never below 20).
+int row_repeats(double call_ms, const options& o) {
+  if (o.row_cap_s <= 0 || call_ms <= 0) return o.repeats;
+  const double fit = o.row_cap_s * 1e3 / call_ms - o.warmup;
+  return std::max(20, std::min(o.repeats, static_cast<int>(fit)));
+}
+
+/// Times `repeats` calls of call(r), each between its own pair of events on `stream`, with
+/// pre(r) (untimed) before each; returns the times [ms].
+std::vector<float> time_calls(int repeats, cudaStream_t stream, const std::function<void(int)>& pre,
+                              const std::function<void(int)>& call) {
+  std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(repeats), nullptr);
+  std::vector<float> ms(static_cast<std::size_t>(repeats));
+  try {
+    for (cudaEvent_t& e : ev) BENCH_CUDA(cudaEventCreate(&e));
+    for (int r = 0; r < repeats; ++r) {
+      if (pre) pre(r);
+      BENCH_CUDA(cudaEventRecord(ev[2 * r], stream));
+      call(r);
+      BENCH_CUDA(cudaEventRecord(ev[2 * r + 1], stream));
+    }
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    for (int r = 0; r < repeats; ++r) BENCH_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+  } catch (...) {
+    for (cudaEvent_t e : ev)
+      if (e != nullptr) (void)cudaEventDestroy(e);
+    throw;
+  }
+  for (cudaEvent_t e : ev) (void)cudaEventDestroy(e);
+  return ms;
+}
+
+/// Wall time [ms] of `warmup` calls of call(w) (at least one), synchronised: the pace for row_repeats.
+double warm_up(int warmup, cudaStream_t stream, const std::function<void(int)>& call) {
+  double last = 0;
+  for (int w = 0; w < std::max(1, warmup); ++w) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call(w);
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    last = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return last;
+}
+
+/// A device buffer of n T, freed with the object.
+template <class T>
+struct device_buffer {
+  T* p = nullptr;
+  explicit device_buffer(std::size_t n) { BENCH_CUDA(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(n, 1))); }
+  ~device_buffer() { (void)cudaFree(p); }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
 };
+
+/// What the suite's JSON and tables need of one measured row.
+struct row {
+  std::string scenario;  // generate, step, copy_memcpy, copy_kernel, long_track
+  long envs = 0;
+  int samples = 0;
+  int repeats = 0;
+  summary ms{};
+  double rate = 0;  // tracks/s, env-steps/s or GB/s (read + write)
+  std::string extra;  // further JSON members, each starting with ", "
+};
+
+/// Statistics of the tracks of a course: copies the [E] length, gate count and status arrays.
+std::string track_stats_json(const tg::course_ref& view, long envs, double& mean_gates) {
+  const std::size_t n = static_cast<std::size_t>(envs);
+  std::vector<float> length(n);
+  std::vector<int> gates(n);
+  std::vector<std::uint32_t> status(n);
+  BENCH_CUDA(cudaMemcpy(length.data(), view.tracks().length, n * sizeof(float), cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(gates.data(), view.tracks().num_gates, n * sizeof(int), cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(status.data(), view.tracks().status, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  double sum = 0, lo = 1e30, hi = -1e30, g = 0, valid = 0, fallback = 0, attempts = 0;
+  for (std::size_t e = 0; e < n; ++e) {
+    sum += length[e];
+    lo = std::min(lo, static_cast<double>(length[e]));
+    hi = std::max(hi, static_cast<double>(length[e]));
+    g += gates[e];
+    valid += (status[e] & tg::status::valid) != 0u;
+    fallback += (status[e] & tg::status::fallback) != 0u;
+    attempts += tg::status::attempts(status[e]);
+  }
+  const double inv = 1.0 / static_cast<double>(n);
+  mean_gates = g * inv;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "\"stats\": {\"mean_length_m\": %.4f, \"min_length_m\": %.4f, \"max_length_m\": %.4f, "
+                "\"mean_gates\": %.4f, \"valid_fraction\": %.6f, \"fallback_fraction\": %.6f, \"mean_attempts\": %.4f}",
+                sum * inv, lo, hi, g * inv, valid * inv, fallback * inv, attempts * inv);
+  return buf;
+}
+
+row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
+  tg::track_params params = tg::presets::track(static_cast<int>(envs));
+  params.num_samples = n;
+  params.seed = o.seed;
+  const ::cuda::stream_ref sref(stream);
+  tg::course<> course(params, o.spacing, sref);
+  const auto call = [&](int) { course.regenerate(nullptr, true, sref); };
+  row r;
+  r.scenario = "generate";
+  r.envs = envs;
+  r.samples = n;
+  r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+  r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+  r.rate = static_cast<double>(envs) / (r.ms.median * 1e-3);
+  double gates = 0;
+  const std::string stats = track_stats_json(course.view(), envs, gates);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, ", \"tracks_per_s\": %.6e, \"bytes_written_per_track\": %.1f, ", r.rate,
+                generate_bytes_per_track(n, gates));
+  r.extra = buf + stats;
+  return r;
+}
+
+row run_step(long envs, const options& o, cudaStream_t stream) {
+  tg::track_params params = tg::presets::track(static_cast<int>(envs));
+  params.seed = o.seed;
+  const ::cuda::stream_ref sref(stream);
+  tg::course<> course(params, o.spacing, sref);
+  device_buffer<float3> positions(static_cast<std::size_t>(envs));
+  course.bind(positions.p);
+  const unsigned threads = 256, blocks = static_cast<unsigned>((envs + 255) / 256);
+  const tg::course_ref view = course.view();
+  // Agents 0.15 m further along their tracks each call (about one sample spacing).
+  int moves = 0;
+  const auto move = [&](int) {
+    place_agents<<<blocks, threads, 0, stream>>>(view, positions.p, moves++, 0.15f);
+    BENCH_CUDA(cudaGetLastError());
+  };
+  const auto call = [&](int) { course.step(sref); };
+  const double pace = warm_up(o.warmup, stream, [&](int w) {
+    move(w);
+    call(w);
+  });
+  row r;
+  r.scenario = "step";
+  r.envs = envs;
+  r.samples = params.num_samples;
+  r.repeats = row_repeats(pace, o);
+  r.ms = summarise(time_calls(r.repeats, stream, move, call));
+  r.rate = static_cast<double>(envs) / (r.ms.median * 1e-3);
+
+  // The agents should stay on their tracks, and the local search should do: count the flags.
+  std::vector<std::uint32_t> flags(static_cast<std::size_t>(envs));
+  BENCH_CUDA(cudaMemcpy(flags.data(), view.progress_data().flags, flags.size() * sizeof(std::uint32_t),
+                        cudaMemcpyDeviceToHost));
+  double off = 0, full = 0;
+  for (std::uint32_t f : flags) {
+    off += (f & tg::progress_flags::off_track) != 0u;
+    full += (f & tg::progress_flags::full_search) != 0u;
+  }
+  if (off != 0) std::fprintf(stderr, "warning: %.0f of %ld agents off track in the step benchmark\n", off, envs);
+  const int window = tg::default_tuning::projection_window;
+  const std::size_t bytes = step_bytes_per_env(window);
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                ", \"env_steps_per_s\": %.6e, \"window\": %d, \"bytes_per_env\": %zu, \"sector_bytes_per_env\": %zu, "
+                "\"gb_per_s\": %.3f, \"off_track_fraction\": %.6f, \"full_search_fraction\": %.6f",
+                r.rate, window, bytes, step_sector_bytes_per_env(window), r.rate * static_cast<double>(bytes) * 1e-9,
+                off / static_cast<double>(envs), full / static_cast<double>(envs));
+  r.extra = buf;
+  return r;
+}
+
+/// The copy floor: cudaMemcpyAsync device to device, then the copy kernel, of `bytes` bytes.
+std::vector<row> run_copy(const options& o, cudaStream_t stream) {
+  const std::size_t bytes = static_cast<std::size_t>(o.copy_mib) << 20;
+  const std::size_t n4 = bytes / sizeof(float4);
+  device_buffer<float4> src(n4), dst(n4);
+  BENCH_CUDA(cudaMemsetAsync(src.p, 1, bytes, stream));
+  std::vector<row> rows;
+  for (const bool kernel : {false, true}) {
+    const auto call = [&](int) {
+      if (kernel) {
+        copy_kernel<<<static_cast<unsigned>((n4 + 255) / 256), 256, 0, stream>>>(src.p, dst.p, n4);
+        BENCH_CUDA(cudaGetLastError());
+      } else {
+        BENCH_CUDA(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, stream));
+      }
+    };
+    row r;
+    r.scenario = kernel ? "copy_kernel" : "copy_memcpy";
+    r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+    r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+    r.rate = 2.0 * static_cast<double>(bytes) / (r.ms.median * 1e-3) * 1e-9;  // read + write
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ", \"bytes\": %zu, \"gb_per_s\": %.3f, \"counted\": \"read + write\"", bytes, r.rate);
+    r.extra = buf;
+    rows.push_back(r);
+  }
+  return rows;
+}
 
 /// presets::long_track (2048 samples, stages::dense_repulsive at grid scope): regenerate every
-/// env, with the grid stage and with it switched off (max_windows = 0), and how many tracks
-/// the stage relaxed in the last timed batch.
-struct long_row {
-  int envs;
-  stats with_stage, without_stage;
-  int relaxed;
-};
-
-long_row run_long(int envs, const options& o, cudaStream_t stream) {
+/// env, with the grid stage and with it switched off (max_windows = 0), and how many tracks the
+/// stage relaxed in the last timed batch.
+std::vector<row> run_long(int envs, const options& o, cudaStream_t stream) {
   using course_type = tg::course<tg::presets::long_track_pipeline>;
   const ::cuda::stream_ref sref(stream);
-  long_row out{};
-  out.envs = envs;
-  std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(o.repeats));
-  for (cudaEvent_t& e : ev) BENCH_CUDA(cudaEventCreate(&e));
+  std::vector<row> rows;
   for (const bool stage : {true, false}) {
     tg::track_params params = tg::presets::long_track(envs);
     params.seed = o.seed;
     if (!stage) params.dense_repulsive.max_windows = 0;
     course_type course(params, 50.0f, sref);
-    for (int w = 0; w < o.warmup; ++w) course.regenerate(nullptr, true, sref);
-    for (int r = 0; r < o.repeats; ++r) {
-      BENCH_CUDA(cudaEventRecord(ev[2 * r], stream));
-      course.regenerate(nullptr, true, sref);
-      BENCH_CUDA(cudaEventRecord(ev[2 * r + 1], stream));
-    }
-    BENCH_CUDA(cudaStreamSynchronize(stream));
-    std::vector<float> ms(static_cast<std::size_t>(o.repeats));
-    for (int r = 0; r < o.repeats; ++r) BENCH_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
-    (stage ? out.with_stage : out.without_stage) = summarise(ms);
+    const auto call = [&](int) { course.regenerate(nullptr, true, sref); };
+    row r;
+    r.scenario = "long_track";
+    r.envs = envs;
+    r.samples = params.num_samples;
+    r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+    r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+    r.rate = envs / (r.ms.median * 1e-3);
+    int relaxed = 0;
     if (stage) {
       const tg::track_snapshot t = course.copy_tracks(sref);
-      for (const std::uint32_t st : t.status) out.relaxed += (st & tg::status::relaxed) != 0u;
+      for (const std::uint32_t st : t.status) relaxed += (st & tg::status::relaxed) != 0u;
     }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ", \"tracks_per_s\": %.6e, \"grid_stage\": %s, \"relaxed\": %d", r.rate,
+                  stage ? "true" : "false", relaxed);
+    r.extra = buf;
+    rows.push_back(r);
   }
-  for (cudaEvent_t& e : ev) BENCH_CUDA(cudaEventDestroy(e));
-  return out;
-}
-
-row run_size(int envs, const options& o, cudaStream_t stream) {
-  using course_type = tg::course<>;  // the track preset on the CUDA backend
-  tg::track_params params = tg::presets::track(envs);
-  params.seed = o.seed;
-  const ::cuda::stream_ref sref(stream);
-  course_type course(params, o.spacing, sref);
-  float3* positions = nullptr;
-  BENCH_CUDA(cudaMalloc(&positions, sizeof(float3) * static_cast<std::size_t>(envs)));
-  course.bind(positions);
-  std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(o.repeats));
-  for (cudaEvent_t& e : ev) BENCH_CUDA(cudaEventCreate(&e));
-  auto elapsed = [&]() {
-    BENCH_CUDA(cudaStreamSynchronize(stream));
-    std::vector<float> ms(static_cast<std::size_t>(o.repeats));
-    for (int r = 0; r < o.repeats; ++r) BENCH_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
-    return summarise(ms);
-  };
-
-  row out{};
-  out.envs = envs;
-  // regenerate(all, advance): a new track for every env each call.
-  for (int w = 0; w < o.warmup; ++w) course.regenerate(nullptr, true, sref);
-  for (int r = 0; r < o.repeats; ++r) {
-    BENCH_CUDA(cudaEventRecord(ev[2 * r], stream));
-    course.regenerate(nullptr, true, sref);
-    BENCH_CUDA(cudaEventRecord(ev[2 * r + 1], stream));
-  }
-  out.regenerate = elapsed();
-
-  // step: agents 0.15 m further along their tracks each repeat (about one sample spacing).
-  const unsigned threads = 256, blocks = static_cast<unsigned>((envs + 255) / 256);
-  const tg::course_ref view = course.view();
-  for (int w = 0; w < o.warmup; ++w) {
-    place_agents<<<blocks, threads, 0, stream>>>(view, positions, w, 0.15f);
-    BENCH_CUDA(cudaGetLastError());
-    course.step(sref);
-  }
-  for (int r = 0; r < o.repeats; ++r) {
-    place_agents<<<blocks, threads, 0, stream>>>(view, positions, o.warmup + r, 0.15f);
-    BENCH_CUDA(cudaGetLastError());
-    BENCH_CUDA(cudaEventRecord(ev[2 * r], stream));
-    course.step(sref);
-    BENCH_CUDA(cudaEventRecord(ev[2 * r + 1], stream));
-  }
-  out.step = elapsed();
-  out.bytes_per_env = step_bytes_per_env(tg::default_tuning::projection_window);
-
-  // The agents should have stayed on their tracks: a sanity check of the placement.
-  const tg::progress_snapshot p = course.copy_progress(sref);
-  int off = 0;
-  for (int e = 0; e < envs; ++e) off += (p.flags[e] & tg::progress_flags::off_track) != 0u;
-  if (off != 0) std::fprintf(stderr, "warning: %d of %d agents off track in the step benchmark\n", off, envs);
-
-  for (cudaEvent_t e : ev) BENCH_CUDA(cudaEventDestroy(e));
-  BENCH_CUDA(cudaFree(positions));
-  return out;
+  return rows;
 }
 
 bool parse(int argc, char** argv, options& o) {
+  const auto read_long = [](const char* t, char** e) { return std::strtol(t, e, 10); };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    char* end = nullptr;
     if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: %s [--max-envs N] [--repeats R>=20] [--warmup W] [--spacing M] [--seed S] [--json PATH]\n",
+          "usage: %s [--envs E1,E2,...] [--samples N1,N2,...] [--step-envs E1,E2,...] [--max-envs E]\n"
+          "          [--repeats R>=20] [--warmup W] [--row-cap-s S] [--copy-mib M] [--spacing M] [--seed S]\n"
+          "          [--only generate,step,copy,long] [--no-long] [--quick] [--json PATH]\n"
+          "defaults: --envs 4096,65536,1048576 --samples 256 --step-envs (= --envs) --repeats 30 --warmup 3\n"
+          "          --copy-mib 2048 --spacing 1 --seed 1, every scenario; --quick: --envs 4096,65536\n"
+          "          --samples 256 --repeats 20 --copy-mib 512, no long_track rows\n",
           argv[0]);
       std::exit(0);
-    } else if (a == "--max-envs" && v) {
-      o.max_envs = std::strtol(v, &end, 10);
-    } else if (a == "--repeats" && v) {
-      o.repeats = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--warmup" && v) {
-      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--spacing" && v) {
-      o.spacing = std::strtof(v, &end);
-    } else if (a == "--seed" && v) {
-      o.seed = std::strtoull(v, &end, 10);
-    } else if (a == "--json" && v && *v != '\0') {
-      o.json = v;
-      ++i;
+    }
+    if (a == "--no-long") {
+      o.long_rows = false;
       continue;
+    }
+    if (a == "--quick") {
+      o.envs = {4096L, 65536L};
+      o.samples = {256};
+      o.step_envs.clear();
+      o.repeats = 20;
+      o.copy_mib = 512;
+      o.long_rows = false;
+      continue;
+    }
+    const char* v = track_gen_bench::option_value(argc, argv, i);
+    if (v == nullptr) return false;
+    char* end = nullptr;
+    bool ok = true;
+    if (a == "--envs") {
+      ok = parse_list(v, o.envs, read_long);
+    } else if (a == "--samples") {
+      ok = parse_list(v, o.samples, read_long);
+    } else if (a == "--step-envs") {
+      ok = parse_list(v, o.step_envs, read_long);
+    } else if (a == "--max-envs") {
+      o.max_envs = std::strtol(v, &end, 10);
+    } else if (a == "--repeats") {
+      o.repeats = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--warmup") {
+      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--row-cap-s") {
+      o.row_cap_s = std::strtod(v, &end);
+    } else if (a == "--copy-mib") {
+      o.copy_mib = std::strtol(v, &end, 10);
+    } else if (a == "--spacing") {
+      o.spacing = std::strtof(v, &end);
+    } else if (a == "--seed") {
+      o.seed = std::strtoull(v, &end, 10);
+    } else if (a == "--only") {
+      std::vector<std::string> names;
+      const std::string list = v;
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        names.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+      o.generate = o.step = o.copy = o.long_rows = false;
+      for (const std::string& s : names) {
+        if (s == "generate") o.generate = true;
+        else if (s == "step") o.step = true;
+        else if (s == "copy") o.copy = true;
+        else if (s == "long") o.long_rows = true;
+        else ok = false;
+      }
+    } else if (a == "--json") {
+      o.json = v;
     } else {
-      std::fprintf(stderr, "unknown option or missing value: %s\n", a.c_str());
+      std::fprintf(stderr, "unknown option: %s\n", a.c_str());
       return false;
     }
-    if (end == v || *end != '\0') {
-      std::fprintf(stderr, "bad value for %s: %s\n", a.c_str(), v);
-      return false;
-    }
+    if (!track_gen_bench::value_read(a, v, end, ok)) return false;
     ++i;
   }
-  if (o.repeats < 20 || o.warmup < 1 || o.max_envs < 1 || !(o.spacing > 0.0f)) {
-    std::fprintf(stderr, "need --repeats >= 20, --warmup >= 1, --max-envs >= 1, --spacing > 0\n");
+  if (o.step_envs.empty()) o.step_envs = o.envs;
+  if (!track_gen_bench::all_in_range(o.envs, 1, INT_MAX, "--envs") ||
+      !track_gen_bench::all_in_range(o.step_envs, 1, INT_MAX, "--step-envs") ||
+      !track_gen_bench::all_in_range(o.samples, 8, 4096, "--samples"))
+    return false;
+  if (o.repeats < 20 || o.warmup < 1 || o.max_envs < 1 || !(o.spacing > 0.0f) || o.row_cap_s < 0 || o.copy_mib < 1) {
+    std::fprintf(stderr, "need --repeats >= 20, --warmup >= 1, --max-envs >= 1, --spacing > 0, --row-cap-s >= 0, "
+                         "--copy-mib >= 1\n");
     return false;
   }
   return true;
+}
+
+/// Runs `body`, appending its rows; a failure is recorded in `errors` and the run goes on.
+void attempt(const std::string& what, std::vector<std::string>& errors, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "track_gen_bench: %s: %s\n", what.c_str(), e.what());
+    errors.push_back(what + ": " + e.what());
+    (void)cudaGetLastError();  // clear a non-sticky error (e.g. an allocation that failed)
+  }
+}
+
+void print_tables(const std::vector<row>& rows) {
+  std::printf("| scenario | E | N | repeats | median ms | p10 ms | p90 ms | min ms | max ms | rate |\n");
+  std::printf("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const row& r : rows) {
+    const char* unit = r.scenario == "step" ? "env-steps/s" : (r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)" : "tracks/s");
+    std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", r.scenario.c_str(), r.envs,
+                r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.rate, unit);
+  }
 }
 
 }  // namespace
@@ -247,6 +478,7 @@ bool parse(int argc, char** argv, options& o) {
 int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) return 2;
+  const std::string command = track_gen_bench::command_line(argc, argv);
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
@@ -254,71 +486,85 @@ int main(int argc, char** argv) {
                  err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
     return 77;  // "skipped", as the CUDA tests report it
   }
+  std::vector<row> rows;
+  std::vector<std::string> errors;
+  cudaStream_t stream = nullptr;
   try {
     BENCH_CUDA(cudaSetDevice(0));
     cudaDeviceProp prop{};
     BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-    cudaStream_t stream = nullptr;
+    int sm_khz = 0, mem_khz = 0, bus_bits = 0;
+    BENCH_CUDA(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0));
+    BENCH_CUDA(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0));
+    BENCH_CUDA(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0));
+    // 128 FP32 lanes per SM on sm_80 / sm_90 (NVIDIA's Hopper and Ampere tuning guides); an FMA counts 2.
+    const int lanes = 128;
+    const double fp32_tflops = prop.multiProcessorCount * lanes * 2.0 * sm_khz * 1e3 * 1e-12;
+    const double mem_gb_s = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;  // double data rate
     BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::printf("track_gen bench: %s (sm_%d%d, %d SMs, SM clock %d MHz, memory %d MHz x %d bits)\ncommand: %s\n"
+                "%d repeats (row cap %g s) after %d warm-up, CUDA events; gate spacing %.2f m, seed %llu\n\n",
+                prop.name, prop.major, prop.minor, prop.multiProcessorCount, sm_khz / 1000, mem_khz / 1000, bus_bits,
+                command.c_str(), o.repeats, o.row_cap_s, o.warmup, static_cast<double>(o.spacing),
+                static_cast<unsigned long long>(o.seed));
+    std::fflush(stdout);
 
-    std::vector<row> rows;
-    for (long envs : {4096L, 65536L, 1048576L}) {
-      if (envs > o.max_envs) continue;
-      rows.push_back(run_size(static_cast<int>(envs), o, stream));
+    if (o.copy) attempt("copy", errors, [&] { for (const row& r : run_copy(o, stream)) rows.push_back(r); });
+    if (o.generate) {
+      for (int n : o.samples) {
+        for (long e : o.envs) {
+          if (e > o.max_envs) continue;
+          attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n), errors,
+                  [&] { rows.push_back(run_generate(e, n, o, stream)); });
+        }
+      }
     }
-
-    std::vector<long_row> long_rows;
-    for (int envs : {64, 1024}) long_rows.push_back(run_long(envs, o, stream));
-
-    std::printf("track_gen bench: %s (sm_%d%d, %d SMs), preset track (N = 256 samples), gate spacing %.2f m, "
-                "%d repeats after %d warm-up, CUDA events\n\n",
-                prop.name, prop.major, prop.minor, prop.multiProcessorCount, static_cast<double>(o.spacing),
-                o.repeats, o.warmup);
-    std::printf("| E | regenerate median ms (min-max) | tracks/s | step median ms (min-max) | env-steps/s | "
-                "bytes/env of step (est.) | step GB/s (est.) |\n");
-    std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (const row& r : rows) {
-      const double tracks_s = r.envs / (r.regenerate.median_ms * 1e-3);
-      const double steps_s = r.envs / (r.step.median_ms * 1e-3);
-      std::printf("| %d | %.3f (%.3f-%.3f) | %.3e | %.4f (%.4f-%.4f) | %.3e | %zu | %.0f |\n", r.envs,
-                  r.regenerate.median_ms, r.regenerate.min_ms, r.regenerate.max_ms, tracks_s, r.step.median_ms,
-                  r.step.min_ms, r.step.max_ms, steps_s, r.bytes_per_env, steps_s * r.bytes_per_env * 1e-9);
+    if (o.step) {
+      for (long e : o.step_envs) {
+        if (e > o.max_envs) continue;
+        attempt("step E=" + std::to_string(e), errors, [&] { rows.push_back(run_step(e, o, stream)); });
+      }
     }
-
-    std::printf("\npresets::long_track (N = 2048, gate spacing 50 m), regenerate every env: with the grid-scope "
-                "stage dense_repulsive (eager: 8 windows of 8 iterations recorded, finished envs exit at once) and "
-                "without it (max_windows = 0)\n\n");
-    std::printf("| E | with grid stage median ms (min-max) | without median ms (min-max) | relaxed tracks |\n");
-    std::printf("|---:|---:|---:|---:|\n");
-    for (const long_row& r : long_rows) {
-      std::printf("| %d | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %d of %d |\n", r.envs, r.with_stage.median_ms,
-                  r.with_stage.min_ms, r.with_stage.max_ms, r.without_stage.median_ms, r.without_stage.min_ms,
-                  r.without_stage.max_ms, r.relaxed, r.envs);
+    if (o.long_rows) {
+      for (int e : {64, 1024})
+        attempt("long_track E=" + std::to_string(e), errors, [&] { for (const row& r : run_long(e, o, stream)) rows.push_back(r); });
     }
+    print_tables(rows);
 
     if (!o.json.empty()) {
       std::FILE* f = std::fopen(o.json.c_str(), "w");
       if (f == nullptr) throw std::runtime_error("cannot write " + o.json);
-      std::fprintf(f, "{\n  \"device\": \"%s\",\n  \"repeats\": %d,\n  \"warmup\": %d,\n  \"gate_spacing_m\": %g,\n"
-                   "  \"results\": [\n", prop.name, o.repeats, o.warmup, static_cast<double>(o.spacing));
+      std::fprintf(f,
+                   "{\n  \"peer\": \"track_gen\",\n  \"version\": \"%d.%d.%d\",\n  \"device\": \"%s\",\n"
+                   "  \"command\": \"%s\",\n  \"repeats\": %d,\n  \"warmup\": %d,\n  \"row_cap_s\": %g,\n"
+                   "  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n"
+                   "  \"device_info\": {\"sm_count\": %d, \"sm_clock_mhz\": %.1f, \"fp32_lanes_per_sm\": %d, "
+                   "\"fp32_peak_tflops_from_clock\": %.3f, \"memory_clock_mhz\": %.1f, \"memory_bus_bits\": %d, "
+                   "\"memory_peak_gb_s_from_clock\": %.1f, \"l2_bytes\": %d},\n  \"rows\": [\n",
+                   TRACK_GEN_VERSION_MAJOR, TRACK_GEN_VERSION_MINOR, TRACK_GEN_VERSION_PATCH,
+                   json_escape(prop.name).c_str(), json_escape(command).c_str(), o.repeats, o.warmup, o.row_cap_s,
+                   static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), prop.multiProcessorCount,
+                   sm_khz / 1e3, lanes, fp32_tflops, mem_khz / 1e3, bus_bits, mem_gb_s, prop.l2CacheSize);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const row& r = rows[i];
         std::fprintf(f,
-                     "    {\"envs\": %d, \"regenerate_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f}, "
-                     "\"tracks_per_s\": %.6e, \"step_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f}, "
-                     "\"env_steps_per_s\": %.6e, \"step_bytes_per_env\": %zu}%s\n",
-                     r.envs, r.regenerate.median_ms, r.regenerate.min_ms, r.regenerate.max_ms,
-                     r.envs / (r.regenerate.median_ms * 1e-3), r.step.median_ms, r.step.min_ms, r.step.max_ms,
-                     r.envs / (r.step.median_ms * 1e-3), r.bytes_per_env, i + 1 < rows.size() ? "," : "");
+                     "    {\"scenario\": \"%s\", \"E\": %ld, \"N\": %d, \"repeats\": %d, \"median_ms\": %.6f, "
+                     "\"p10_ms\": %.6f, \"p90_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f%s}%s\n",
+                     r.scenario.c_str(), r.envs, r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min,
+                     r.ms.max, r.extra.c_str(), i + 1 < rows.size() ? "," : "");
       }
-      std::fprintf(f, "  ]\n}\n");
+      std::fprintf(f, "  ],\n  \"errors\": [");
+      for (std::size_t i = 0; i < errors.size(); ++i)
+        std::fprintf(f, "%s\"%s\"", i > 0 ? ", " : "", json_escape(errors[i]).c_str());
+      std::fprintf(f, "]\n}\n");
       if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + o.json);
       std::printf("\njson: %s\n", o.json.c_str());
     }
     BENCH_CUDA(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
+    if (stream != nullptr) (void)cudaStreamDestroy(stream);
     std::fprintf(stderr, "track_gen_bench: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return errors.empty() ? 0 : 1;
 }

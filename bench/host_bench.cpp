@@ -1,0 +1,569 @@
+/// @file
+/// Single-thread throughput of the host backend (backend::host, track_gen::host_policy):
+/// course::regenerate(all envs, advance = true) of a host course, in tracks per second per core,
+/// for the `track` preset at each requested sample count N (default: N = 256, the preset's own).
+/// The CPU counterpart of the Gymnasium and EnvPool CarRacing track creation in
+/// bench/peers/cpu_peers.py; scripts/perf-report compares them.
+///
+/// Method: one course of E envs per N (construction generates episode 0, untimed), `--warmup`
+/// untimed regenerations, then `--repeats` regenerations each timed with std::chrono::steady_clock
+/// (wall time) and, as a check that one core did the work, the process CPU time (std::clock).
+/// Median, p10, p90 (linear interpolation between ranks), min and max over the repeats.
+/// Tracks per second per core = E / median CPU time (the same rule as bench/peers/cpu_peers.py:
+/// core-seconds per track, so time spent descheduled on a shared machine is not charged).
+///
+/// `--profile` also measures, with an instrumented block context on the same stages and random
+/// streams, what each generated track cost in stage work: attempts, repulsive iterations and the
+/// point-segment pairs they pushed, the validation tests reached, gates. From these and the
+/// per-operation counts of `flop_model` below it writes the arithmetic (FLOPs) per track per
+/// stage, for every attempt made (work done) and for the accepted attempt alone (the useful
+/// work); scripts/perf-report divides the GPU's generation rate by these to get FLOP/s.
+///
+/// Output: a markdown table on stdout and, with --json PATH, the peer JSON of the benchmark suite
+/// ({"peer": "track_gen_host", ..., "rows": [{"scenario": "generate", ...}]}).
+
+#include <track_gen/track_gen.hpp>
+
+#include "bench_util.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace tg = track_gen;
+using track_gen_bench::json_escape;
+using track_gen_bench::parse_list;
+using track_gen_bench::summarise;
+using track_gen_bench::summary;
+using host_course = tg::course<tg::presets::track_pipeline, tg::host_policy>;
+
+// ---- FLOP model ---------------------------------------------------------------------------
+/// Floating-point operations per unit of work of each stage, counted from the stage code
+/// (include/track_gen/detail/stages/*.hpp, detail/math.hpp) with these rules: one FLOP per
+/// float add, subtract, multiply, divide, square root, sine or cosine; comparisons, min/max,
+/// clamps, negations, integer work (Philox, indices, the binary search's compares) and
+/// int-to-float conversions count 0; a subexpression that appears twice in one function counts
+/// once; constants fold (t0 = 0 in the spline). Helpers: dot 5, length 6 (dot + sqrt), float3
+/// add/sub/scale 3, lerp(float3) 9, lerp(float) 3, normalize_or 10 (length, reciprocal, 3
+/// multiplies), cross 9, closest_parameter 17 (b - a, dot, p - a, dot, divide).
+struct flop_model {
+  /// random_polar: per control point: uniform4 (4 multiplies by 2^-24), angle (5), radius and
+  /// elevation lerps (3 + 3), r * cos, r * sin (2 + cos + sin = 4).
+  static constexpr double polar_per_point = 4 + 5 + 3 + 3 + 4;
+  /// random_polar, once: 2 pi / M (1) and the phase draw (4 + 1).
+  static constexpr double polar_fixed = 6;
+  /// repulsive, per (point, non-adjacent segment) test: closest_parameter 17, lerp 9,
+  /// p - q 3, length 6.
+  static constexpr double repulsive_per_test = 17 + 9 + 3 + 6;
+  /// repulsive, per pair closer than the clearance: side normal (normalize_or 10), direction
+  /// (normalize_or 10), 0.5 * (clearance - d) (2), scale (3), accumulate (3).
+  static constexpr double repulsive_per_push = 10 + 10 + 2 + 3 + 3;
+  /// repulsive, per pushed point: midpoint of the neighbours (6), pull (3 + 3), accumulate (3).
+  static constexpr double repulsive_per_pushed_point = 15;
+  /// repulsive, per point per iteration: control_next = p + push (3).
+  static constexpr double repulsive_per_point = 3;
+  /// catmull_rom_point (Barry-Goldman): 3 centripetal knots (7 each: length + sqrt), 2 knot
+  /// sums, t (3), 6 distinct knot differences, 10 divisions + 1 difference, 6 blends of two
+  /// float3 (9 each) = 97.
+  static constexpr double spline_point = 21 + 2 + 3 + 6 + 11 + 54;
+  /// catmull_rom stage, per dense sample: the local parameter (1 divide) + spline_point.
+  static constexpr double catmull_rom_per_dense = 1 + spline_point;
+  /// resample, per dense sample: chord (sub 3 + length 6) and the scan's add (1).
+  static constexpr double resample_per_dense = 9 + 1;
+  /// resample, per output sample: s (2), span and fraction (3), local parameter (2), spline_point.
+  static constexpr double resample_per_sample = 2 + 3 + 2 + spline_point;
+  /// frames, per sample: tangent (sub 3 + normalize_or 10), left normal (10), the three side
+  /// lengths (2 subs 6, 3 lengths 18, 2 multiplies), curvature (cross 9, length 6, 2), cusp dot 5.
+  static constexpr double frames_per_sample = 13 + 10 + 26 + 17 + 5;
+  /// checkpoints: G = floor(L / spacing) (1); per gate: fraction (1), centre lerp 9, normal
+  /// lerp + normalize_or 19, half-width lerp 3, arc length (2).
+  static constexpr double checkpoints_fixed = 1;
+  static constexpr double checkpoints_per_gate = 1 + 9 + 19 + 3 + 2;
+  /// validate, spacing test per sample: chord (sub 3 + length 6), 0.95 ds and 1.05 ds (2).
+  static constexpr double spacing_per_sample = 11;
+  /// validate, clearance test per pair of samples farther apart than the window: sub 3, dot 5.
+  static constexpr double clearance_per_pair = 8;
+  /// validate, scalars: bounds, radius, 1 / radius, ds, window (about 10).
+  static constexpr double validate_fixed = 10;
+};
+
+/// Pairs (i, j), i < j, that the clearance test of stages::validate visits for N samples and a
+/// window of w samples (the loop bounds of validate::run, summed).
+double clearance_pairs(int n, int w) {
+  double pairs = 0;
+  for (int i = 0; i < n; ++i) {
+    const int j_end = i + n - w - 1 < n - 1 ? i + n - w - 1 : n - 1;
+    const int count = j_end - (i + w + 1) + 1;
+    if (count > 0) pairs += count;
+  }
+  return pairs;
+}
+
+/// What one attempt (random or fallback) of one track did.
+struct attempt_record {
+  bool random = true;
+  int control = 0, dense = 0;
+  int iterations = 0;     ///< repulsive iterations (overlap evaluations)
+  double pushes = 0;      ///< (point, segment) pairs closer than the clearance, all iterations
+  double pushed_points = 0;
+  float length = 0;
+  int gates = 0;
+  bool spacing = false, clearance = false, accepted = false;
+};
+
+/// FLOPs of one attempt per stage: polar, repulsive, spline, resample, frames, checkpoints, validate.
+struct stage_flops {
+  double v[7] = {0, 0, 0, 0, 0, 0, 0};
+  double total() const {
+    double t = 0;
+    for (double x : v) t += x;
+    return t;
+  }
+  void add(const stage_flops& o, double w = 1) {
+    for (int i = 0; i < 7; ++i) v[i] += w * o.v[i];
+  }
+};
+const char* const stage_names[7] = {"random_polar", "repulsive", "catmull_rom", "resample",
+                                    "frames",       "checkpoints", "validate"};
+
+stage_flops flops_of(const attempt_record& a, int n, const tg::track_params& p) {
+  using m = flop_model;
+  stage_flops f;
+  if (a.random) {
+    f.v[0] = m::polar_fixed + m::polar_per_point * a.control;
+    const double tests = static_cast<double>(a.control) * (a.control - 4);
+    f.v[1] = a.iterations * (tests * m::repulsive_per_test + a.control * m::repulsive_per_point) +
+             a.pushes * m::repulsive_per_push + a.pushed_points * m::repulsive_per_pushed_point;
+  }
+  f.v[2] = a.dense * m::catmull_rom_per_dense;
+  f.v[3] = a.dense * m::resample_per_dense + n * m::resample_per_sample;
+  f.v[4] = n * m::frames_per_sample;
+  f.v[5] = m::checkpoints_fixed + a.gates * m::checkpoints_per_gate;
+  f.v[6] = m::validate_fixed;
+  if (a.spacing) f.v[6] += n * m::spacing_per_sample;
+  if (a.clearance) {
+    // A failing clearance test stops early per thread on the GPU; counted in full (an upper bound).
+    const int w = tg::stages::validate::window_samples(p, a.length, n);
+    f.v[6] += clearance_pairs(n, w) * m::clearance_per_pair;
+  }
+  return f;
+}
+
+/// The host block context, instrumented: the stages call reduce_max once per repulsive
+/// iteration and once in frames, inclusive_sum once per attempt (resample), and all() once in
+/// frames, once for the spacing test and once for the clearance test of validate. Those calls
+/// mark where each attempt is; at each repulsive iteration the control points (not yet moved)
+/// are inspected to count the pairs closer than the clearance.
+struct counting_context : tg::detail::host_block_context {
+  tg::detail::workspace* ws = nullptr;
+  const tg::track_params* params = nullptr;
+  float spacing = 1.0f;
+  int max_gates = 1;
+  mutable std::vector<attempt_record> attempts;
+  mutable attempt_record current;
+  mutable bool expect_frames = false;
+  mutable int all_calls = 0;
+
+  float reduce_max(float v) const {
+    if (expect_frames) {  // frames: the attempt's length is known now
+      expect_frames = false;
+      current.length = ws->length;
+      const float count = std::isfinite(ws->length) ? std::floor(ws->length / spacing) : 1.0f;
+      current.gates = count < 1.0f ? 1 : (count > static_cast<float>(max_gates) ? max_gates : static_cast<int>(count));
+    } else {  // a repulsive iteration, before the control points move
+      ++current.iterations;
+      count_pushes();
+    }
+    return v;
+  }
+  void inclusive_sum(float* data, int n) const {
+    current.random = ws->source == tg::detail::track_source::random;
+    current.control = ws->num_control;
+    current.dense = ws->num_dense;
+    expect_frames = true;
+    all_calls = 0;
+    host_block_context::inclusive_sum(data, n);
+  }
+  bool all(bool v) const {
+    ++all_calls;
+    if (all_calls == 2) current.spacing = true;
+    if (all_calls == 3) current.clearance = true;
+    return v;
+  }
+  /// Called after each attempt's validate.
+  void end_attempt() const {
+    current.accepted = ws->valid;
+    attempts.push_back(current);
+    current = attempt_record{};
+  }
+
+ private:
+  void count_pushes() const {
+    using namespace tg::detail;
+    const int m = ws->num_control;
+    const float clearance = params->repulsive.clearance;
+    for (int i = 0; i < m; ++i) {
+      bool pushed = false;
+      for (int j = 0; j < m; ++j) {
+        const int rel = wrap(j - i, m);
+        if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
+        const float3 a = ws->control[j], b = ws->control[wrap(j + 1, m)];
+        const float d = length(ws->control[i] - lerp(a, b, closest_parameter(ws->control[i], a, b)));
+        if (d < clearance) {
+          current.pushes += 1;
+          pushed = true;
+        }
+      }
+      current.pushed_points += pushed ? 1 : 0;
+    }
+  }
+};
+
+/// stages::validate followed by the end of the attempt's record (the pipeline's last stage).
+struct recording_validate {
+  static constexpr tg::detail::stage_role role = tg::detail::stage_role::validate;
+  static constexpr std::uint32_t stage_id = tg::stages::validate::stage_id;
+  template <class Ctx>
+  static void run(Ctx& ctx, tg::detail::workspace& ws, const tg::track_params& p) {
+    tg::stages::validate::run(ctx, ws, p);
+    ctx.end_attempt();
+  }
+};
+using profiled_pipeline = tg::pipeline<tg::stages::random_polar, tg::stages::repulsive, tg::stages::catmull_rom,
+                                       tg::stages::resample, tg::stages::frames, tg::stages::checkpoints,
+                                       recording_validate>;
+
+struct profile_result {
+  int envs = 0;
+  double random_attempts = 0;       ///< mean random attempts per track (the status count)
+  double fallback_fraction = 0;     ///< tracks that ended with the fallback ellipse
+  double iterations_per_random_attempt = 0, pushes_per_iteration = 0;
+  double clearance_reached_fraction = 0;  ///< of all attempts (fallback included), those whose clearance test ran
+  stage_flops all_attempts, accepted;     ///< mean per track
+  double mean_gates = 0;
+};
+
+/// Generates `envs` tracks of episode 1 (as the first regenerate(advance) would) with the
+/// instrumented context and averages the records per track.
+profile_result run_profile(int envs, int n, float spacing, std::uint64_t seed) {
+  using namespace tg::detail;
+  tg::track_params p = tg::presets::track(1);
+  p.num_samples = n;
+  p.seed = seed;
+  // Buffers for one env; env e's random streams come from env_offset = e.
+  const int max_gates = static_cast<int>(std::ceil(p.validate.length_max / spacing));
+  const int control_cap = std::max(p.polar.control_points, fallback_control_points);
+  const scratch_layout layout = scratch_layout::make(control_cap, control_cap * p.spline.samples_per_segment, n);
+  std::vector<unsigned char> scratch(layout.bytes);
+  std::vector<float3> pos(n), tan(n), nor(n), gc(max_gates), gn(max_gates);
+  std::vector<float> hw(n), curv(n), ghw(max_gates), garc(max_gates), length(1);
+  std::vector<int> num_gates(1), ints(6);
+  std::vector<std::uint32_t> status(1), episode(1), flags(1);
+  std::vector<float> floats(2);
+  std::vector<float3> last(1);
+
+  profile_result r;
+  r.envs = envs;
+  double random_attempts = 0, fallbacks = 0, iterations = 0, pushes = 0, clearance = 0, attempts_total = 0;
+  for (int e = 0; e < envs; ++e) {
+    generate_args a{};
+    a.params = p;
+    a.params.env_offset = static_cast<std::uint32_t>(e);
+    a.checkpoint_spacing = spacing;
+    a.max_gates = max_gates;
+    a.layout = layout;
+    a.tracks = {pos.data(), tan.data(), nor.data(), hw.data(), curv.data(), gc.data(), gn.data(), ghw.data(),
+                garc.data(), length.data(), num_gates.data(), status.data(), episode.data()};
+    a.progress = {&ints[0], &ints[1], &ints[2], &floats[0], &floats[1], &ints[3], last.data(), flags.data()};
+    a.advance = true;
+    episode[0] = 0;
+    workspace ws;
+    ws.bind_scratch(scratch.data(), layout);
+    counting_context ctx;
+    ctx.ws = &ws;
+    ctx.params = &a.params;
+    ctx.spacing = spacing;
+    ctx.max_gates = max_gates;
+    generate_env<profiled_pipeline>(ctx, ws, a, 0);
+    for (const attempt_record& rec : ctx.attempts) {
+      const stage_flops f = flops_of(rec, n, a.params);
+      r.all_attempts.add(f);
+      if (rec.accepted) r.accepted.add(f);
+      attempts_total += 1;
+      fallbacks += rec.random ? 0 : 1;
+      if (rec.random) {
+        random_attempts += 1;
+        iterations += rec.iterations;
+        pushes += rec.pushes;
+      }
+      clearance += rec.clearance ? 1 : 0;
+    }
+    r.mean_gates += num_gates[0];
+  }
+  const double inv = 1.0 / envs;
+  r.all_attempts = [&] { stage_flops s; s.add(r.all_attempts, inv); return s; }();
+  r.accepted = [&] { stage_flops s; s.add(r.accepted, inv); return s; }();
+  r.random_attempts = random_attempts * inv;
+  r.fallback_fraction = fallbacks * inv;
+  r.iterations_per_random_attempt = random_attempts > 0 ? iterations / random_attempts : 0;
+  r.pushes_per_iteration = iterations > 0 ? pushes / iterations : 0;
+  r.clearance_reached_fraction = attempts_total > 0 ? clearance / attempts_total : 0;
+  r.mean_gates *= inv;
+  return r;
+}
+
+// ---- timing --------------------------------------------------------------------------------
+struct track_stats {
+  double mean_length = 0, min_length = 0, max_length = 0, mean_gates = 0, valid = 0, fallback = 0, attempts = 0;
+};
+
+track_stats stats_of(const tg::track_snapshot& t) {
+  track_stats s;
+  const int e = t.num_envs;
+  s.min_length = 1e30;
+  s.max_length = -1e30;
+  for (int i = 0; i < e; ++i) {
+    const double l = t.length[i];
+    s.mean_length += l;
+    s.min_length = std::min(s.min_length, l);
+    s.max_length = std::max(s.max_length, l);
+    s.mean_gates += t.num_gates[i];
+    s.valid += (t.status[i] & tg::status::valid) != 0u;
+    s.fallback += (t.status[i] & tg::status::fallback) != 0u;
+    s.attempts += tg::status::attempts(t.status[i]);
+  }
+  s.mean_length /= e;
+  s.mean_gates /= e;
+  s.valid /= e;
+  s.fallback /= e;
+  s.attempts /= e;
+  return s;
+}
+
+struct options {
+  int envs = 256;
+  std::vector<int> samples = {256};
+  int repeats = 20, warmup = 2;
+  float spacing = 1.0f;
+  std::uint64_t seed = 1;
+  bool profile = false;
+  int profile_envs = 1024;
+  std::string json;
+};
+
+struct row {
+  int samples = 0;
+  summary wall{};
+  double cpu_ms_median = 0;
+  track_stats stats;
+  bool profiled = false;
+  profile_result profile;
+};
+
+row run_samples(int n, const options& o) {
+  tg::track_params params = tg::presets::track(o.envs);
+  params.num_samples = n;
+  params.seed = o.seed;
+  host_course course(params, o.spacing);
+  for (int w = 0; w < o.warmup; ++w) course.regenerate(nullptr, true, {});
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < o.repeats; ++r) {
+    const std::clock_t c0 = std::clock();
+    const auto t0 = std::chrono::steady_clock::now();
+    course.regenerate(nullptr, true, {});
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::clock_t c1 = std::clock();
+    wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    cpu.push_back(1e3 * static_cast<double>(c1 - c0) / CLOCKS_PER_SEC);
+  }
+  row out;
+  out.samples = n;
+  out.wall = summarise(wall);
+  out.cpu_ms_median = summarise(cpu).median;
+  out.stats = stats_of(course.copy_tracks({}));
+  if (o.profile) {
+    out.profiled = true;
+    out.profile = run_profile(o.profile_envs, n, o.spacing, o.seed);
+  }
+  return out;
+}
+
+bool parse(int argc, char** argv, options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: %s [--envs E] [--samples N1,N2,...] [--repeats R>=20] [--warmup W] [--spacing M]\n"
+                  "          [--seed S] [--profile] [--profile-envs P] [--json PATH]\n"
+                  "defaults: --envs 256 --samples 256 --repeats 20 --warmup 2 --spacing 1 --seed 1 --profile-envs 1024\n",
+                  argv[0]);
+      std::exit(0);
+    }
+    if (a == "--profile") {
+      o.profile = true;
+      continue;
+    }
+    const char* v = track_gen_bench::option_value(argc, argv, i);
+    if (v == nullptr) return false;
+    char* end = nullptr;
+    bool ok = true;
+    if (a == "--envs") {
+      o.envs = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--samples") {
+      ok = parse_list(v, o.samples, [](const char* t, char** e) { return std::strtol(t, e, 10); });
+    } else if (a == "--repeats") {
+      o.repeats = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--warmup") {
+      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--spacing") {
+      o.spacing = std::strtof(v, &end);
+    } else if (a == "--seed") {
+      o.seed = std::strtoull(v, &end, 10);
+    } else if (a == "--profile-envs") {
+      o.profile_envs = static_cast<int>(std::strtol(v, &end, 10));
+    } else if (a == "--json") {
+      o.json = v;
+    } else {
+      std::fprintf(stderr, "unknown option: %s\n", a.c_str());
+      return false;
+    }
+    if (!track_gen_bench::value_read(a, v, end, ok)) return false;
+    ++i;
+  }
+  if (!track_gen_bench::all_in_range(o.samples, 8, 4096, "--samples")) return false;
+  if (o.envs < 1 || o.repeats < 20 || o.warmup < 0 || o.profile_envs < 1 || !(o.spacing > 0.0f)) {
+    std::fprintf(stderr, "need --envs >= 1, --repeats >= 20, --warmup >= 0, --profile-envs >= 1, --spacing > 0\n");
+    return false;
+  }
+  return true;
+}
+
+/// The CPU's model name from /proc/cpuinfo ("unknown CPU" elsewhere).
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string flops_json(const stage_flops& f) {
+  std::string s = "{";
+  char buf[64];
+  for (int i = 0; i < 7; ++i) {
+    std::snprintf(buf, sizeof buf, "\"%s\": %.1f, ", stage_names[i], f.v[i]);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, "\"total\": %.1f}", f.total());
+  return s + buf;
+}
+
+void write_json(const std::string& path, const std::vector<row>& rows, const options& o, const std::string& command) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) throw std::runtime_error("cannot write " + path);
+  using m = flop_model;
+  std::fprintf(f,
+               "{\n  \"peer\": \"track_gen_host\",\n  \"version\": \"%d.%d.%d\",\n  \"device\": \"%s (1 thread)\",\n"
+               "  \"command\": \"%s\",\n  \"threads\": 1,\n  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n"
+               "  \"flop_model\": {\"polar_per_point\": %g, \"polar_fixed\": %g, \"repulsive_per_test\": %g, "
+               "\"repulsive_per_push\": %g, \"repulsive_per_pushed_point\": %g, \"repulsive_per_point\": %g, "
+               "\"spline_point\": %g, \"catmull_rom_per_dense\": %g, \"resample_per_dense\": %g, "
+               "\"resample_per_sample\": %g, \"frames_per_sample\": %g, \"checkpoints_fixed\": %g, "
+               "\"checkpoints_per_gate\": %g, \"spacing_per_sample\": %g, \"clearance_per_pair\": %g, "
+               "\"validate_fixed\": %g},\n  \"rows\": [\n",
+               TRACK_GEN_VERSION_MAJOR, TRACK_GEN_VERSION_MINOR, TRACK_GEN_VERSION_PATCH, json_escape(cpu_name()).c_str(),
+               json_escape(command).c_str(), static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed),
+               m::polar_per_point, m::polar_fixed, m::repulsive_per_test, m::repulsive_per_push,
+               m::repulsive_per_pushed_point, m::repulsive_per_point, m::spline_point, m::catmull_rom_per_dense,
+               m::resample_per_dense, m::resample_per_sample, m::frames_per_sample, m::checkpoints_fixed,
+               m::checkpoints_per_gate, m::spacing_per_sample, m::clearance_per_pair, m::validate_fixed);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const row& r = rows[i];
+    const double tracks_s = o.envs / (r.wall.median * 1e-3);
+    const double per_core = o.envs / (r.cpu_ms_median * 1e-3);
+    std::fprintf(f,
+                 "    {\"scenario\": \"generate\", \"E\": %d, \"N\": %d, \"repeats\": %d, \"median_ms\": %.6f, "
+                 "\"p10_ms\": %.6f, \"p90_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"cpu_median_ms\": %.6f, "
+                 "\"tracks_per_s\": %.6e, \"tracks_per_s_per_core\": %.6e,\n     \"stats\": {\"mean_length_m\": %.4f, "
+                 "\"min_length_m\": %.4f, \"max_length_m\": %.4f, \"mean_gates\": %.4f, \"valid_fraction\": %.6f, "
+                 "\"fallback_fraction\": %.6f, \"mean_attempts\": %.4f}",
+                 o.envs, r.samples, o.repeats, r.wall.median, r.wall.p10, r.wall.p90, r.wall.min, r.wall.max,
+                 r.cpu_ms_median, tracks_s, per_core, r.stats.mean_length, r.stats.min_length, r.stats.max_length,
+                 r.stats.mean_gates, r.stats.valid, r.stats.fallback, r.stats.attempts);
+    if (r.profiled) {
+      const profile_result& p = r.profile;
+      std::fprintf(f,
+                   ",\n     \"profile\": {\"envs\": %d, \"episode\": 1, \"random_attempts\": %.4f, "
+                   "\"fallback_fraction\": %.6f, \"repulsive_iterations_per_attempt\": %.4f, "
+                   "\"pushes_per_iteration\": %.4f, \"clearance_reached_fraction\": %.4f, \"mean_gates\": %.4f,\n"
+                   "      \"flops_per_track_all_attempts\": %s,\n      \"flops_per_track_accepted_attempt\": %s}",
+                   p.envs, p.random_attempts, p.fallback_fraction, p.iterations_per_random_attempt,
+                   p.pushes_per_iteration, p.clearance_reached_fraction, p.mean_gates,
+                   flops_json(p.all_attempts).c_str(), flops_json(p.accepted).c_str());
+    }
+    std::fprintf(f, "}%s\n", i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"errors\": []\n}\n");
+  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o)) return 2;
+  const std::string command = track_gen_bench::command_line(argc, argv);
+  try {
+    std::printf("host_bench: %s, one thread; preset track, gate spacing %.2f m, seed %llu, E = %d envs per "
+                "regenerate(all, advance), %d warm-up + %d timed calls (steady_clock)\ncommand: %s\n\n",
+                cpu_name().c_str(), static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), o.envs,
+                o.warmup, o.repeats, command.c_str());
+    std::fflush(stdout);
+    std::vector<row> rows;
+    for (int n : o.samples) rows.push_back(run_samples(n, o));
+    std::printf("| N | median ms per call (p10-p90) | CPU ms (median) | tracks/s/core (CPU time) | mean length m | mean gates | "
+                "mean attempts | fallback |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const row& r : rows) {
+      std::printf("| %d | %.3f (%.3f-%.3f) | %.3f | %.1f | %.2f | %.1f | %.3f | %.4f |\n", r.samples, r.wall.median,
+                  r.wall.p10, r.wall.p90, r.cpu_ms_median, o.envs / (r.cpu_ms_median * 1e-3), r.stats.mean_length,
+                  r.stats.mean_gates, r.stats.attempts, r.stats.fallback);
+    }
+    if (o.profile) {
+      std::printf("\nFLOPs per track (flop_model, %d envs of episode 1 each): all attempts / accepted attempt\n\n",
+                  o.profile_envs);
+      std::printf("| N | random attempts | repulsive iterations per attempt | clearance tests per attempt |");
+      for (const char* s : stage_names) std::printf(" %s |", s);
+      std::printf(" total |\n|---:|---:|---:|---:|");
+      for (int i = 0; i < 8; ++i) std::printf("---:|");
+      std::printf("\n");
+      for (const row& r : rows) {
+        const profile_result& p = r.profile;
+        std::printf("| %d | %.3f | %.2f | %.3f |", r.samples, p.random_attempts, p.iterations_per_random_attempt,
+                    p.clearance_reached_fraction);
+        for (int i = 0; i < 7; ++i) std::printf(" %.0f / %.0f |", p.all_attempts.v[i], p.accepted.v[i]);
+        std::printf(" %.0f / %.0f |\n", p.all_attempts.total(), p.accepted.total());
+      }
+    }
+    if (!o.json.empty()) {
+      write_json(o.json, rows, o, command);
+      std::printf("\njson: %s\n", o.json.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "host_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
