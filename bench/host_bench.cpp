@@ -91,20 +91,35 @@ struct flop_model {
   static constexpr double checkpoints_per_gate = 1 + 9 + 19 + 3 + 2;
   /// validate, spacing test per sample: chord (sub 3 + length 6), 0.95 ds and 1.05 ds (2).
   static constexpr double spacing_per_sample = 11;
-  /// validate, clearance test per pair of samples farther apart than the window: sub 3, dot 5.
-  static constexpr double clearance_per_pair = 8;
+  /// validate, clearance test per evaluated pair: sub 3, dot 5, then the skip bound sqrt 1,
+  /// sub 1, mul 1.
+  static constexpr double clearance_per_pair = 11;
   /// validate, scalars: bounds, radius, 1 / radius, ds, window (about 10).
   static constexpr double validate_fixed = 10;
 };
 
-/// Pairs (i, j), i < j, that the clearance test of stages::validate visits for N samples and a
-/// window of w samples (the loop bounds of validate::run, summed).
-double clearance_pairs(int n, int w) {
+/// Pairs that the clearance test of stages::validate evaluates on the samples in `ws` (its loop
+/// replayed: each sample i with partners i + o, o in (w, N/2], skipping the partners the chord
+/// bound proves clear, and stopping at sample i's first pair closer than the clearance).
+double clearance_pairs(const tg::detail::workspace& ws, const tg::track_params& p) {
+  const int n = ws.num_samples;
+  const int w = tg::stages::validate::window_samples(p, ws.length, n);
+  const float c = 2.0f * p.half_width + p.validate.clearance_margin;
+  const float inv_chord = 0.999f / (1.05f * (ws.length / static_cast<float>(n)));
+  const int half = n / 2;
   double pairs = 0;
   for (int i = 0; i < n; ++i) {
-    const int j_end = i + n - w - 1 < n - 1 ? i + n - w - 1 : n - 1;
-    const int count = j_end - (i + w + 1) + 1;
-    if (count > 0) pairs += count;
+    const int last = (n % 2 == 0) && i >= half ? half - 1 : half;
+    for (int o = w + 1; o <= last;) {
+      const int j = i + o < n ? i + o : i + o - n;
+      const float3 d = tg::detail::f3(ws.position[j].x - ws.position[i].x, ws.position[j].y - ws.position[i].y,
+                                      ws.position[j].z - ws.position[i].z);
+      const float d2 = d.x * d.x + d.y * d.y + d.z * d.z;
+      pairs += 1;
+      if (d2 < c * c) break;
+      const float skip = (std::sqrt(d2) - c) * inv_chord;
+      o += 1 + (skip < static_cast<float>(n) ? static_cast<int>(skip) : n);
+    }
   }
   return pairs;
 }
@@ -119,6 +134,7 @@ struct attempt_record {
   float length = 0;
   int gates = 0;
   bool spacing = false, clearance = false, accepted = false;
+  double clearance_pairs = 0;  ///< pairs the clearance test evaluated
 };
 
 /// FLOPs of one attempt per stage: polar, repulsive, spline, resample, frames, checkpoints, validate.
@@ -151,11 +167,8 @@ stage_flops flops_of(const attempt_record& a, int n, const tg::track_params& p) 
   f.v[5] = m::checkpoints_fixed + a.gates * m::checkpoints_per_gate;
   f.v[6] = m::validate_fixed;
   if (a.spacing) f.v[6] += n * m::spacing_per_sample;
-  if (a.clearance) {
-    // A failing clearance test stops early per thread on the GPU; counted in full (an upper bound).
-    const int w = tg::stages::validate::window_samples(p, a.length, n);
-    f.v[6] += clearance_pairs(n, w) * m::clearance_per_pair;
-  }
+  if (a.clearance) f.v[6] += a.clearance_pairs * m::clearance_per_pair;
+  (void)p;
   return f;
 }
 
@@ -197,7 +210,10 @@ struct counting_context : tg::detail::host_block_context {
   bool all(bool v) const {
     ++all_calls;
     if (all_calls == 2) current.spacing = true;
-    if (all_calls == 3) current.clearance = true;
+    if (all_calls == 3) {
+      current.clearance = true;
+      current.clearance_pairs = clearance_pairs(*ws, *params);
+    }
     return v;
   }
   /// Called after each attempt's validate.

@@ -88,29 +88,30 @@ __global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__
   if (i < n) dst[i] = src[i];
 }
 
-/// Bytes that one env's step must read and write on the usual path (local search of
-/// `window` samples each side of the hint, no gate or lap event), each byte counted once
+/// Bytes that one env's step must read and write on the usual path (the agent is still on the
+/// segment of its last projection, no gate or lap event), each byte counted once
 /// (course_ref::step and track_ref::project):
 ///   read : position 12 | progress: flags 4, hint 4, last position 12, next gate 4, gates passed 4
-///          | track: length 4, gate count 4 | the 2W+1 segments of the window: 2W+2 samples of 12
-///          | around the nearest point: tangents 2 x 12, normals 2 x 12, half-widths 2 x 4
-///          | next gate: centre 12, normal 12 (its half-width is read only when the plane is crossed)
+///          | track: length 4, gate count 4 | the local search: segments hint - 1, hint, hint + 1
+///          (the downhill walk stops at once), i.e. 4 samples of 12 | around the nearest point:
+///          tangents 2 x 12, normals 2 x 12, half-widths 2 x 4 | next gate: centre 12, normal 12
+///          (its half-width is read only when the plane is crossed)
 ///   write: next gate 4, gates passed 4, lap progress 4, lateral 4, hint 4, last position 12, flags 4
-/// = 164 + 12 (2W + 2) bytes: 380 at W = 8. The track's status word, the gate's arc length and the
-/// lap count are not needed on this path.
-std::size_t step_bytes_per_env(int window) {
+/// = 164 + 48 = 212 bytes; each segment the agent moved since its last step adds one sample (12).
+/// The track's status word, the gate's arc length and the lap count are not needed on this path.
+std::size_t step_bytes_per_env() {
   const std::size_t per_env_arrays = 12 + 28 + 8 + 36;  // coalesced [E] arrays: position, progress, header
-  const std::size_t gathered = static_cast<std::size_t>(2 * window + 2) * 12 + 2 * 12 + 2 * 12 + 2 * 4 + 12 + 12;
+  const std::size_t gathered = 4 * 12 + 2 * 12 + 2 * 12 + 2 * 4 + 12 + 12;
   return per_env_arrays + gathered;
 }
 
 /// The same traffic in whole 32-byte DRAM sectors, an estimate: the [E] arrays are read and
 /// written coalesced (their bytes as they are), while each of the 6 gathered runs of b
-/// contiguous bytes (window samples, tangent pair, normal pair, half-width pair, gate centre,
+/// contiguous bytes (search samples, tangent pair, normal pair, half-width pair, gate centre,
 /// gate normal) starts at a 4-byte-aligned offset uniform within a sector and so touches
 /// (b + 28) / 32 sectors on average: 28 bytes more per run. No reuse between steps is assumed
 /// (at E = 1M the tracks take about 12 GB, far beyond the 50 MB L2).
-std::size_t step_sector_bytes_per_env(int window) { return step_bytes_per_env(window) + 6 * 28; }
+std::size_t step_sector_bytes_per_env() { return step_bytes_per_env() + 6 * 28; }
 
 /// Bytes one regenerated track writes: samples (position, tangent, normal 12 each, half-width
 /// and curvature 4 each) 44 N, gates (centre, normal 12 each, half-width, arc length 4 each)
@@ -288,12 +289,12 @@ row run_step(long envs, const options& o, cudaStream_t stream) {
   }
   if (off != 0) std::fprintf(stderr, "warning: %.0f of %ld agents off track in the step benchmark\n", off, envs);
   const int window = tg::default_tuning::projection_window;
-  const std::size_t bytes = step_bytes_per_env(window);
+  const std::size_t bytes = step_bytes_per_env();
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 ", \"env_steps_per_s\": %.6e, \"window\": %d, \"bytes_per_env\": %zu, \"sector_bytes_per_env\": %zu, "
                 "\"gb_per_s\": %.3f, \"off_track_fraction\": %.6f, \"full_search_fraction\": %.6f",
-                r.rate, window, bytes, step_sector_bytes_per_env(window), r.rate * static_cast<double>(bytes) * 1e-9,
+                r.rate, window, bytes, step_sector_bytes_per_env(), r.rate * static_cast<double>(bytes) * 1e-9,
                 off / static_cast<double>(envs), full / static_cast<double>(envs));
   r.extra = buf;
   return r;
