@@ -176,6 +176,42 @@ class Report:
         os.replace(tmp, self.path)
 
 
+class Timer:
+    """Event pairs around each timed call on a GPU (the peer's own CUDA events); perf_counter
+    between synchronisations on the CPU. sync(): wait for the device; new_event(): a timing
+    event (None: CPU); record(event): record it on the current stream; elapsed(a, b): ms."""
+
+    def __init__(self, sync, new_event=None, record=None, elapsed=None):
+        self.sync, self.new_event, self.record, self.elapsed = sync, new_event, record, elapsed
+
+    def measure(self, call, before=None, count: int = 1) -> list[float]:
+        """Milliseconds of `count` calls of `call`; `before(r)` runs untimed before call r."""
+        if self.new_event is None:
+            out = []
+            for r in range(count):
+                if before is not None:
+                    before(r)
+                out.append(1e3 * self.wall(call))
+            return out
+        events = [(self.new_event(), self.new_event()) for _ in range(count)]
+        for r, (a, b) in enumerate(events):
+            if before is not None:
+                before(r)
+            self.record(a)
+            call()
+            self.record(b)
+        self.sync()
+        return [float(self.elapsed(a, b)) for a, b in events]
+
+    def wall(self, call) -> float:
+        """Seconds of one call between synchronisations."""
+        self.sync()
+        t0 = time.perf_counter()
+        call()
+        self.sync()
+        return time.perf_counter() - t0
+
+
 class RowTimeout(Exception):
     pass
 
@@ -224,6 +260,14 @@ class Budget:
     def record(self, scenario: str, e: int, n: int, seconds_per_call: float) -> None:
         self.per_call[(scenario, n)] = (e, seconds_per_call)
 
+    def admit(self, rep: "Report", scenario: str, e: int, n: int, calls: int) -> bool:
+        """Whether the row (scenario, E, N) of `calls` calls fits, predicted from the last row of
+        that N; if not, the reason goes to the report's errors."""
+        why = self.check(f"{scenario} E={e} N={n}", self.predict(scenario, e, n), calls)
+        if why:
+            rep.error(scenario, e, n, why)
+        return why is None
+
     def check(self, what: str, seconds_per_call: float | None, calls: int) -> str | None:
         """Why a row cannot run (None: it fits)."""
         if seconds_per_call is None:
@@ -236,30 +280,77 @@ class Budget:
         return None
 
 
+def build_step_tracks(rep: Report, budget: Budget, timer: Timer, sizes: list[int], n: int, build, release):
+    """Tracks for the step rows, built once for the largest E of `sizes` that can be built
+    (build(e) -> (batch, regenerate callable)); the smaller rows use its first envs. A size that
+    fails (memory, time) is recorded in the errors and the next smaller one is tried; release()
+    frees what a failed attempt left. Returns (batch or None, the sizes left)."""
+    sizes = list(sizes)
+    while sizes:
+        e = sizes[-1]
+        try:
+            why = budget.check(f"tracks for the step rows, E={e}", budget.predict("build", e, n), 1)
+            if why:
+                raise MemoryError(why)
+            batch, regenerate = build(e)
+            with alarm(budget.limit(), "building the step tracks"):
+                budget.record("build", e, n, timer.wall(regenerate))
+            return batch, sizes
+        except Exception as exc:  # noqa: BLE001 - recorded, the smaller sizes go on
+            rep.error("step", e, n, f"cannot build the tracks: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            sizes.pop()
+            release()
+    return None, sizes
+
+
+def step_sizes(rep: Report, budget: Budget, timer: Timer, args, build, release, calls: int):
+    """The step rows to run: yields (batch, E) for each E of --step-envs that has tracks (see
+    build_step_tracks) and fits the budget (`calls` calls per row)."""
+    n = args.step_samples
+    batch, sizes = build_step_tracks(rep, budget, timer, args.step_envs, n, build, release)
+    for e in sizes:
+        if budget.admit(rep, "step", e, n, calls):
+            yield batch, e
+
+
+def time_steps(timer: Timer, step, place, first: int, warmup: int, repeats: int) -> list[float]:
+    """Milliseconds of `repeats` calls of step(), after `warmup` untimed ones; place(r) moves the
+    agents (untimed) before each, r counting from `first`."""
+    for w in range(warmup):
+        place(first + w)
+        step()
+    return timer.measure(step, before=lambda r: place(first + warmup + r), count=repeats)
+
+
 def generation_grid(args) -> list[tuple[int, int]]:
     """(E, N) of the generation rows: N outer, E ascending, so each row is predicted from the
     previous E at the same N."""
     return [(e, n) for n in args.samples for e in args.envs]
 
 
-def expected_laps(u, length, gates, steps: int):
-    """Laps an agent of the step check completes: it starts at arc u L (float32, as placed),
-    advances AGENT_ADVANCE per step from the second step on; gate 1 is the first to count, so a
-    start past gate 1 loses the first crossing of the start line."""
+def expected_laps(u, length, gates, steps: int, tolerance: float = 0.05):
+    """Range (low, high) of the laps an agent of the step check completes: it starts at arc u L
+    (float32, as placed), advances AGENT_ADVANCE per step from the second step on; gate 1 is the
+    first to count, so a start past gate 1 loses the first crossing of the start line. Starts
+    and ends within `tolerance` metres of a gate may go either way (the lateral swing moves the
+    agent across the gate plane's arc position)."""
     u = np.asarray(u, np.float32)
     length = np.asarray(length, np.float32)
+    gate1 = length / np.asarray(gates, np.float32)
     s0 = u * length
-    travel = np.float32(AGENT_ADVANCE) * np.float32(steps - 1)
-    late = s0 >= length / np.asarray(gates, np.float32)
-    return np.floor((s0 + travel) / length).astype(np.int64) - late.astype(np.int64)
+    end = s0 + np.float32(AGENT_ADVANCE) * np.float32(steps - 1)
+    low = np.floor((end - tolerance) / length).astype(np.int64) - (s0 >= gate1 - tolerance)
+    high = np.floor((end + tolerance) / length).astype(np.int64) - (s0 >= gate1 + tolerance)
+    return np.maximum(low, 0), np.maximum(high, 0)
 
 
 def step_check_row(e: int, n: int, steps: int, laps, gates_passed, expected, off, wrong, full) -> dict:
-    """Outcome of the step check; off/wrong/full: flag counts summed over steps 2..steps."""
+    """Outcome of the step check; expected: expected_laps(); off/wrong/full: flag counts summed
+    over steps 2..steps."""
     laps = np.asarray(laps)
     env_steps = float(e) * (steps - 1)
     return {"scenario": "step_check", "E": e, "N": n, "steps": steps, "mean_laps": float(laps.mean()),
             "mean_gates_passed": float(np.asarray(gates_passed, np.float64).mean()),
-            "laps_as_expected": float((laps == np.asarray(expected)).mean()),
+            "laps_as_expected": float(((laps >= expected[0]) & (laps <= expected[1])).mean()),
             "off_track_fraction": off / env_steps, "wrong_way_fraction": wrong / env_steps,
             "full_search_fraction": full / env_steps}

@@ -495,43 +495,12 @@ class Agents:
 # Timing
 # --------------------------------------------------------------------------------------------
 
-class Timer:
-    """CUDA events around each timed call on CUDA; perf_counter after a synchronisation on the CPU."""
-
-    def __init__(self, device):
-        self.cuda = device.type == "cuda"
-
-    def sync(self):
-        if self.cuda:
-            torch.cuda.synchronize()
-
-    def measure(self, call, before=None, count: int = 1) -> list[float]:
-        out = []
-        if self.cuda:
-            events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
-            for r, (a, b) in enumerate(events):
-                if before is not None:
-                    before(r)
-                a.record()
-                call()
-                b.record()
-            torch.cuda.synchronize()
-            return [a.elapsed_time(b) for a, b in events]
-        for r in range(count):
-            if before is not None:
-                before(r)
-            t0 = time.perf_counter()
-            call()
-            out.append(1e3 * (time.perf_counter() - t0))
-        return out
-
-    def wall(self, call) -> float:
-        """Seconds of one synchronised call."""
-        self.sync()
-        t0 = time.perf_counter()
-        call()
-        self.sync()
-        return time.perf_counter() - t0
+def make_timer(device) -> pc.Timer:
+    """torch.cuda.Event pairs on CUDA, perf_counter on the CPU."""
+    if device.type != "cuda":
+        return pc.Timer(lambda: None)
+    return pc.Timer(torch.cuda.synchronize, lambda: torch.cuda.Event(enable_timing=True), lambda ev: ev.record(),
+                    lambda a, b: a.elapsed_time(b))
 
 
 def capture(device, call, use_graph: bool):
@@ -580,9 +549,7 @@ def gen_row(args, device, rep, budget, timer, fns, compiled, e, n, use_graph) ->
     """One generation row; False once compiled functions failed (stop the compiled peer)."""
     what = f"generate E={e} N={n}"
     calls = args.warmup + args.repeats + (2 if use_graph else 0) + (1 if compiled else 0)
-    why = budget.check(what, budget.predict("generate", e, n), calls)
-    if why:
-        rep.error("generate", e, n, why)
+    if not budget.admit(rep, "generate", e, n, calls):
         return True
     course = None
     try:
@@ -618,28 +585,14 @@ def step_rows_all(args, device, rep, budget, timer, fns, compiled, use_graph):
     """The step rows: tracks built once for the largest E (compact eager generation, untimed),
     the first E envs of that batch for each row."""
     n = args.step_samples
-    course = None
-    sizes = list(args.step_envs)
-    while sizes:
-        try:
-            why = budget.check(f"tracks for the step rows, E={sizes[-1]}", budget.predict("build", sizes[-1], n), 1)
-            if why:
-                raise MemoryError(why)
-            course = Course(sizes[-1], n, device, args.mem_gb * 2**30, fns)
-            budget.record("build", sizes[-1], n, timer.wall(lambda: course.regenerate(compact=True)))
-            break
-        except (torch.cuda.OutOfMemoryError, MemoryError, pc.RowTimeout) as exc:
-            rep.error("step", sizes[-1], n, "cannot build the tracks: " + describe(exc).splitlines()[0])
-            sizes.pop()
-            course = None
-            free_memory(device)
-    for e in sizes:
+
+    def build(e):
+        batch = Course(e, n, device, args.mem_gb * 2**30, fns)
+        return batch, lambda: batch.regenerate(compact=True)
+
+    calls = 2 * (args.warmup + args.repeats) + 3
+    for course, e in pc.step_sizes(rep, budget, timer, args, build, lambda: free_memory(device), calls):
         what = f"step E={e} N={n}"
-        calls = 2 * (args.warmup + args.repeats) + 3
-        why = budget.check(what, budget.predict("step", e, n), calls)
-        if why:
-            rep.error("step", e, n, why)
-            continue
         agents = None
         try:
             agents = Agents(course, e, fns)
@@ -656,10 +609,7 @@ def step_rows_all(args, device, rep, budget, timer, fns, compiled, use_graph):
             budget.record("step", e, n, first)
             with pc.alarm(budget.limit() + 5.0, what):
                 replay = capture(device, agents.step, use_graph)
-                for w in range(args.warmup):
-                    agents.place(2 + w)
-                    replay()
-                ms = timer.measure(replay, before=lambda r: agents.place(2 + args.warmup + r), count=args.repeats)
+                ms = pc.time_steps(timer, replay, agents.place, 2, args.warmup, args.repeats)
             off = agents.off_track()
             if off:
                 print(f"warning: {off} of {e} agents off track in the step rows", file=sys.stderr)
@@ -670,14 +620,12 @@ def step_rows_all(args, device, rep, budget, timer, fns, compiled, use_graph):
         finally:
             del agents
             free_memory(device)
-    del course
-    free_memory(device)
 
 
 def stats_only(args, device, rep, fns):
     """Correctness check: one generation per (E, N) (the timed path: masked, or compact with
     --eager) with its statistics, then agents driven around min(--step-envs) tracks."""
-    timer = Timer(device)
+    timer = make_timer(device)
     for e, n in ([] if args.no_generate else pc.generation_grid(args)):
         course = Course(e, n, device, args.mem_gb * 2**30, fns)
         ms = 1e3 * timer.wall(lambda: course.regenerate(compact=args.eager))
@@ -750,7 +698,7 @@ def main() -> int:
         torch.manual_seed(args.seed)
         use_graph = device.type == "cuda" and not args.eager
         fns = functions(args.compile, args.compile_mode)
-        timer = Timer(device)
+        timer = make_timer(device)
         budget = pc.Budget(args.budget_s, args.row_cap_s)
         alive = True
         if args.stats_only:
