@@ -79,6 +79,12 @@ def normalize_or(v, fallback):
     return torch.where(ok, v / torch.where(ok, n, torch.ones_like(n)), fallback)
 
 
+def axis(ref, i: int):
+    """Unit vector along axis i, made on ref's device by a kernel (a host-to-device copy of a
+    constant would break the CUDA-graph capture)."""
+    return torch.eye(3, device=ref.device, dtype=ref.dtype)[i]
+
+
 def closest_parameter(p, a, b):
     """Parameter in [0, 1] of the point of segment [a, b] nearest to p (detail::closest_parameter)."""
     ab = b - a
@@ -145,7 +151,7 @@ def repulse_iteration(p, running):
     d = norm(away)
     hit = (d < pc.REPULSE_CLEARANCE) & ~near
     zero = torch.zeros_like(ab[..., 0])
-    side = normalize_or(vec(-ab[..., 1], ab[..., 0], zero), p.new_tensor([1.0, 0.0, 0.0]))
+    side = normalize_or(vec(-ab[..., 1], ab[..., 0], zero), axis(p, 0))
     gap = torch.where(hit, pc.REPULSE_CLEARANCE - d, torch.zeros_like(d))
     push = (normalize_or(away, side) * (0.5 * gap).unsqueeze(-1)).sum(2)
     mid = 0.5 * (torch.roll(p, 1, 1) + torch.roll(p, -1, 1))
@@ -184,9 +190,9 @@ def shape_and_validate(p, n: int, per: int):
 
     # frames
     a, c = torch.roll(pos, 1, 1), torch.roll(pos, -1, 1)
-    tangent = normalize_or(c - a, p.new_tensor([1.0, 0.0, 0.0]))
+    tangent = normalize_or(c - a, axis(p, 0))
     zero = torch.zeros_like(tangent[..., 0])
-    normal = normalize_or(vec(-tangent[..., 1], tangent[..., 0], zero), p.new_tensor([0.0, 1.0, 0.0]))
+    normal = normalize_or(vec(-tangent[..., 1], tangent[..., 0], zero), axis(p, 1))
     ba, cb = pos - a, c - pos
     sides = norm(ba) * norm(cb) * norm(c - a)
     okc = sides > 0
@@ -241,7 +247,7 @@ def crosses_gates(centre, normal, half_width, a, b):
     den = torch.where(forward, da - db, torch.ones_like(da))
     x = lerp3(a, b, da / den)
     zero = torch.zeros_like(da)
-    left = normalize_or(vec(-normal[..., 1], normal[..., 0], zero), normal.new_tensor([0.0, 1.0, 0.0]))
+    left = normalize_or(vec(-normal[..., 1], normal[..., 0], zero), axis(normal, 1))
     up = torch.cross(normal, left, dim=-1)
     r = x - centre
     return forward & (dot(r, left).abs() <= half_width) & (dot(r, up).abs() <= pc.GATE_HALF_HEIGHT)

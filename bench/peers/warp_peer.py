@@ -766,7 +766,16 @@ def gen_row(args, device, rep, budget, timer, fallbacks, e, n, use_graph):
             rep.error("generate", e, n, why)
             return
         with pc.alarm(budget.limit() + 5.0, what):
-            replay = capture(device, gen.regenerate, use_graph)
+            try:
+                replay = capture(device, gen.regenerate, use_graph)
+            except Exception as exc:  # noqa: BLE001 - nested conditional nodes refused: record 16 attempts
+                if gen.attempt_loop != "while":
+                    raise
+                rep.error("generate", e, n, "capture with the attempt loop as wp.capture_while failed, using "
+                          f"--attempt-loop unrolled from here on: {describe(exc).splitlines()[0]}")
+                args.attempt_loop = gen.attempt_loop = "unrolled"
+                rep.doc["attempt_loop"] = "unrolled"
+                replay = capture(device, gen.regenerate, use_graph)
             for _ in range(args.warmup):
                 replay()
             ms = timer.measure(replay, count=args.repeats)
