@@ -77,8 +77,8 @@ def parser(peer: str, default_budget_s: float) -> argparse.ArgumentParser:
                    help="E of the generation rows (default 4096,65536,1048576)")
     p.add_argument("--samples", type=int_list, default=[128, 256, 512],
                    help="N of the generation rows (default 128,256,512)")
-    p.add_argument("--step-envs", type=int_list, default=[4096, 65536, 1048576, 4194304],
-                   help="E of the step rows (default 4096,65536,1048576,4194304)")
+    p.add_argument("--step-envs", type=int_list, default=[4096, 16384, 65536, 262144, 1048576, 4194304],
+                   help="E of the step rows (default 4096,16384,65536,262144,1048576,4194304)")
     p.add_argument("--step-samples", type=int, default=256, help="N of the tracks of the step rows (default 256)")
     p.add_argument("--repeats", type=int, default=20, help="timed calls per row, >= 20 (default 20)")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls per row before the timed ones (default 2)")
@@ -90,6 +90,8 @@ def parser(peer: str, default_budget_s: float) -> argparse.ArgumentParser:
                    help="a row predicted to take longer is recorded in 'errors' and skipped (default 60)")
     p.add_argument("--budget-s", type=float, default=default_budget_s,
                    help=f"time for all rows of this run; later rows that would not fit are skipped (default {default_budget_s:g})")
+    p.add_argument("--generate-share", type=float, default=0.6,
+                   help="share of --budget-s the generation rows may use when step rows follow (default 0.6)")
     p.add_argument("--seed", type=int, default=1, help="seed of the random streams (default 1)")
     p.add_argument("--no-step", action="store_true", help="skip the step rows")
     p.add_argument("--no-generate", action="store_true", help="skip the generation rows")
@@ -176,6 +178,15 @@ class Report:
         os.replace(tmp, self.path)
 
 
+def exit_on_sigterm() -> None:
+    """SIGTERM (a job runner's timeout) becomes SystemExit, so that main() records it in the JSON."""
+    def stop(signum, frame):
+        raise SystemExit(f"terminated by signal {signum}")
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, stop)
+
+
 class Timer:
     """Event pairs around each timed call on a GPU (the peer's own CUDA events); perf_counter
     between synchronisations on the CPU. sync(): wait for the device; new_event(): a timing
@@ -244,10 +255,16 @@ class Budget:
         self.start = time.perf_counter()
         self.total_s = total_s
         self.row_cap_s = row_cap_s
+        self.deadline = self.start + total_s  # of the current phase
         self.per_call = {}  # (scenario, N) -> (E, seconds per call) of the last row run
 
+    def phase(self, share: float) -> None:
+        """The rows from now on may use `share` of the run's budget, counted from its start
+        (the generation rows leave the rest to the step rows)."""
+        self.deadline = self.start + share * self.total_s
+
     def left(self) -> float:
-        return self.total_s - (time.perf_counter() - self.start)
+        return self.deadline - time.perf_counter()
 
     def limit(self) -> float:
         return max(0.0, min(self.row_cap_s, self.left()))
@@ -271,12 +288,13 @@ class Budget:
     def check(self, what: str, seconds_per_call: float | None, calls: int) -> str | None:
         """Why a row cannot run (None: it fits)."""
         if seconds_per_call is None:
-            return None if self.left() > 0 else f"{what}: run budget of {self.total_s:.0f} s spent"
+            return None if self.left() > 0 else f"{what}: this phase of the run budget ({self.total_s:.0f} s) is spent"
         need = seconds_per_call * calls
         if need > self.row_cap_s:
             return f"{what}: predicted {need:.1f} s ({calls} calls of {seconds_per_call:.3f} s) > row cap {self.row_cap_s:.0f} s"
         if need > self.left():
-            return f"{what}: predicted {need:.1f} s > {max(self.left(), 0):.1f} s left of the run budget {self.total_s:.0f} s"
+            return (f"{what}: predicted {need:.1f} s > {max(self.left(), 0):.1f} s left of this phase of the run "
+                    f"budget {self.total_s:.0f} s")
         return None
 
 

@@ -663,7 +663,9 @@ def functions(compiled: bool, mode: str) -> dict:
            "step": step_rows}
     if compiled:
         import torch._dynamo  # noqa: PLC0415
-        torch._dynamo.config.cache_size_limit = max(64, torch._dynamo.config.cache_size_limit)
+        for key in ("cache_size_limit", "recompile_limit"):  # the name changed across versions
+            if hasattr(torch._dynamo.config, key):
+                setattr(torch._dynamo.config, key, max(64, getattr(torch._dynamo.config, key)))
         fns = {k: torch.compile(f, mode=mode) for k, f in fns.items()}
     return fns
 
@@ -680,6 +682,7 @@ def main() -> int:
     p.add_argument("--mem-gb", type=float, default=24.0,
                    help="working set per chunk of envs; larger batches run in chunks (default 24)")
     args = pc.finish_args(p.parse_args(), p)
+    pc.exit_on_sigterm()
     peer = "torch_compile" if args.compile else "torch"
     if torch is None:
         rep = pc.Report(peer, "unavailable", "unknown", args.json)
@@ -706,6 +709,7 @@ def main() -> int:
         fns = functions(args.compile, args.compile_mode)
         timer = make_timer(device)
         budget = pc.Budget(args.budget_s, args.row_cap_s)
+        budget.phase(1.0 if args.no_step else args.generate_share)
         alive = True
         if args.stats_only:
             stats_only(args, device, rep, fns)
@@ -717,6 +721,7 @@ def main() -> int:
                     continue
                 alive = gen_row(args, device, rep, budget, timer, fns, args.compile, e, n, use_graph)
         if not args.no_step and alive:
+            budget.phase(1.0)
             step_rows_all(args, device, rep, budget, timer, fns, args.compile, use_graph)
         print(f"[{peer}] done in {time.perf_counter() - budget.start:.1f} s, {len(rep.doc['rows'])} rows, "
               f"{len(rep.doc['errors'])} errors -> {args.json}", file=sys.stderr)

@@ -861,6 +861,7 @@ def main() -> int:
                    help="attempts as a wp.capture_while loop (default) or 16 recorded attempts")
     p.add_argument("--no-graph", action="store_true", help="time eager launches instead of graph replays")
     args = pc.finish_args(p.parse_args(), p)
+    pc.exit_on_sigterm()
     if wp is None:
         rep = pc.Report("warp", "unavailable", "unknown", args.json)
         rep.error("setup", None, None, "import warp failed: " + WARP_IMPORT_ERROR)
@@ -884,10 +885,12 @@ def main() -> int:
                 return 0
             timer = make_timer(device)
             budget = pc.Budget(args.budget_s, args.row_cap_s)
+            budget.phase(1.0 if args.no_step else args.generate_share)
             if not args.no_generate:
                 for e, n in pc.generation_grid(args):
                     gen_row(args, device, rep, budget, timer, fallbacks, e, n, use_graph)
             if not args.no_step:
+                budget.phase(1.0)
                 step_rows(args, device, rep, budget, timer, fallbacks, use_graph)
             print(f"[warp] done in {time.perf_counter() - budget.start:.1f} s, {len(rep.doc['rows'])} rows, "
                   f"{len(rep.doc['errors'])} errors -> {args.json}", file=sys.stderr)
