@@ -298,34 +298,48 @@ class Budget:
         return None
 
 
-def build_step_tracks(rep: Report, budget: Budget, timer: Timer, sizes: list[int], n: int, build, release):
+def build_step_tracks(rep: Report, budget: Budget, timer: Timer, sizes: list[int], n: int, build, release,
+                      like_generate: bool = True):
     """Tracks for the step rows, built once for the largest E of `sizes` that can be built
-    (build(e) -> (batch, regenerate callable)); the smaller rows use its first envs. A size that
-    fails (memory, time) is recorded in the errors and the next smaller one is tried; release()
-    frees what a failed attempt left. Returns (batch or None, the sizes left)."""
+    (build(e) -> (batch, regenerate callable)); the smaller rows use its first envs. A build
+    may take a third of the time left (the rest is for the step rows); one predicted to take
+    longer (from an earlier build or, if like_generate, the generation rows of that N: a build
+    is one regeneration), or that fails (memory,
+    time), is recorded in the errors and the next smaller size is tried; release() frees what
+    a failed attempt left. Returns (batch or None, the sizes left)."""
     sizes = list(sizes)
     while sizes:
         e = sizes[-1]
+        limit = budget.left() / 3.0
+        known = budget.predict("build", e, n)
+        predicted = known if known is not None or not like_generate else budget.predict("generate", e, n)
+        if predicted is not None and predicted > limit:
+            rep.error("step", e, n, f"building the tracks of E={e} would take about {predicted:.1f} s "
+                                    f"> {max(limit, 0):.1f} s (a third of the time left)")
+            sizes.pop()
+            continue
         try:
-            why = budget.check(f"tracks for the step rows, E={e}", budget.predict("build", e, n), 1)
-            if why:
-                raise MemoryError(why)
             batch, regenerate = build(e)
-            with alarm(budget.limit(), "building the step tracks"):
+            with alarm(limit, f"building the tracks of E={e}"):
                 budget.record("build", e, n, timer.wall(regenerate))
             return batch, sizes
         except Exception as exc:  # noqa: BLE001 - recorded, the smaller sizes go on
-            rep.error("step", e, n, f"cannot build the tracks: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            if isinstance(exc, RowTimeout):
+                timer.sync()
+                budget.record("build", e, n, limit)  # a lower bound: smaller sizes are predicted from it
+            text = str(exc).splitlines()[0] if str(exc) else ""
+            rep.error("step", e, n, f"cannot build the tracks: {type(exc).__name__}: {text}")
             sizes.pop()
             release()
     return None, sizes
 
 
-def step_sizes(rep: Report, budget: Budget, timer: Timer, args, build, release, calls: int):
+def step_sizes(rep: Report, budget: Budget, timer: Timer, args, build, release, calls: int,
+               like_generate: bool = True):
     """The step rows to run: yields (batch, E) for each E of --step-envs that has tracks (see
     build_step_tracks) and fits the budget (`calls` calls per row)."""
     n = args.step_samples
-    batch, sizes = build_step_tracks(rep, budget, timer, args.step_envs, n, build, release)
+    batch, sizes = build_step_tracks(rep, budget, timer, args.step_envs, n, build, release, like_generate)
     for e in sizes:
         if budget.admit(rep, "step", e, n, calls):
             yield batch, e

@@ -597,7 +597,10 @@ def step_rows_all(args, device, rep, budget, timer, fns, compiled, use_graph):
         return batch, lambda: batch.regenerate(compact=True)
 
     calls = 2 * (args.warmup + args.repeats) + 3
-    for course, e in pc.step_sizes(rep, budget, timer, args, build, lambda: free_memory(device), calls):
+    # The tracks are built by compact retries, far cheaper than a timed (masked) regeneration:
+    # the generation rows do not predict the build.
+    for course, e in pc.step_sizes(rep, budget, timer, args, build, lambda: free_memory(device), calls,
+                                   like_generate=False):
         what = f"step E={e} N={n}"
         agents = None
         try:
