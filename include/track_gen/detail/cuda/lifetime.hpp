@@ -8,7 +8,8 @@
 /// buffers it reads and writes, so the graph, and every executable graph instantiated from it,
 /// keeps them alive. CUDA runs a user object's destructor at an unspecified time on an internal
 /// thread, where no CUDA call is allowed: the last reference only queues the pointer here, and
-/// the queue is drained by the next library call made outside any capture.
+/// the queue is drained by the next library call made outside any capture, and at exit (an
+/// atexit handler that first waits, briefly, for destructors CUDA has not run yet).
 
 #include <track_gen/detail/cuda/capture.hpp>
 #include <track_gen/detail/cuda/error.hpp>
@@ -17,9 +18,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -81,9 +86,28 @@ class deferred_frees {
     std::lock_guard<std::mutex> lock(mutex_);
     return pending_.size();
   }
+  /// Counts the user objects alive (created, destructor not run yet).
+  void anchor_created() { ++live_anchors_; }
+  void anchor_destroyed() { --live_anchors_; }
 
  private:
-  deferred_frees() = default;
+  /// Registered the first time the queue is used, which is after the CUDA runtime's own exit
+  /// handler (the library makes a CUDA call first), so it runs before the runtime unloads.
+  deferred_frees() { std::atexit(&deferred_frees::at_exit); }
+  /// CUDA runs user-object destructors on its own thread, possibly after the graph that held
+  /// them was destroyed and after the program's last library call: wait for the device and
+  /// then up to 200 ms for the destructors (objects of graphs still alive at exit never come),
+  /// and free what they queued.
+  static void at_exit() {
+    deferred_frees& q = instance();
+    if (q.live_anchors_.load() > 0) {
+      (void)cudaDeviceSynchronize();
+      (void)cudaGetLastError();
+      for (int i = 0; i < 200 && q.live_anchors_.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    q.drain();
+  }
+  std::atomic<int> live_anchors_{0};
   std::mutex mutex_;
   std::vector<void*> pending_;
   std::vector<cudaStream_t> streams_;
@@ -130,6 +154,7 @@ struct anchor {
     in_user_object_destructor() = true;
     delete a;  // may drop the last reference: the buffer's deleter then only queues it
     in_user_object_destructor() = false;
+    deferred_frees::instance().anchor_destroyed();
   }
 };
 
@@ -138,8 +163,10 @@ struct anchor {
 inline void attach_user_object(cudaGraph_t graph, std::shared_ptr<const void> owner, bool registered) {
   auto* payload = new anchor{std::move(owner), registered ? graph : nullptr};
   cudaUserObject_t object = nullptr;
+  deferred_frees::instance().anchor_created();
   const cudaError_t code = cudaUserObjectCreate(&object, payload, &anchor::destroy, 1, cudaUserObjectNoDestructorSync);
   if (code != cudaSuccess) {
+    deferred_frees::instance().anchor_destroyed();
     if (registered) retain_registry::instance().erase(graph, payload->owner.get());
     delete payload;
     throw_on_cuda_error(code, "cudaUserObjectCreate");
