@@ -86,7 +86,7 @@ struct cuda_ops {
   static void prepare(std::size_t scratch_bytes) {
     constexpr int threads = Tuning::generate_block_threads;
     cudaFuncAttributes other{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads>), "loading the step kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads, Tuning::step_min_blocks_per_sm>), "loading the step kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<reduction_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_from_count_kernel<>), "loading the set-condition kernel");
@@ -254,7 +254,7 @@ struct cuda_ops {
   static void step(const course_ref& ref, const course_ref* resident, const float3* positions, ::cuda::stream_ref stream) {
     constexpr int threads = Tuning::step_block_threads;
     const unsigned blocks = static_cast<unsigned>((ref.num_envs() + threads - 1) / threads);
-    step_kernel<threads><<<blocks, threads, 0, stream.get()>>>(resident, positions);
+    step_kernel<threads, Tuning::step_min_blocks_per_sm><<<blocks, threads, 0, stream.get()>>>(resident, positions);
     throw_on_cuda_error(cudaGetLastError(), "launching the step kernel");
   }
 };
