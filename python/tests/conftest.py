@@ -20,6 +20,23 @@ if str(_PY_ROOT) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def _torch_importable() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# Without torch the GPU test modules cannot even be imported (they import torch at the top):
+# leave them out of the collection (test_pure_python.py needs no torch).
+collect_ignore = []
+if not _torch_importable():
+    if os.environ.get("TRACK_GEN_REQUIRE_GPU") == "1":
+        raise pytest.UsageError("TRACK_GEN_REQUIRE_GPU=1 but torch is not importable")
+    collect_ignore = [p.name for p in Path(__file__).resolve().parent.glob("test_*.py") if p.name != "test_pure_python.py"]
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs torch with CUDA, a GPU and the compiled track_gen._C extension")
 
