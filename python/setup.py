@@ -6,6 +6,7 @@ needed)::
     pip install --no-build-isolation ./python
 
 Environment:
+    TRACK_GEN_INCLUDE_DIR  the C++ headers (default: <repo>/include)
     RANDOM123_INCLUDE_DIR  directory holding Random123/philox.h (default: <repo>/.deps/usr/include
                            when present, else /usr/include)
     TORCH_CUDA_ARCH_LIST   GPU architectures (default "9.0": sm_90, the H200)
@@ -35,6 +36,15 @@ def random123_include() -> str:
         + "; install librandom123-dev, run scripts/fetch-device-deps, or set RANDOM123_INCLUDE_DIR")
 
 
+def library_include() -> str:
+    """The C++ library's headers: $TRACK_GEN_INCLUDE_DIR or <repo>/include (pip builds in place)."""
+    where = Path(os.environ.get("TRACK_GEN_INCLUDE_DIR", repo / "include"))
+    if not (where / "track_gen" / "course.hpp").is_file():
+        raise RuntimeError(f"track_gen setup: track_gen/course.hpp not found under {where}; build from the "
+                           "repository (pip install --no-build-isolation ./python) or set TRACK_GEN_INCLUDE_DIR")
+    return str(where)
+
+
 setup(
     name="track_gen",
     version="0.1.0",
@@ -45,7 +55,7 @@ setup(
         CUDAExtension(
             name="track_gen._C",
             sources=["csrc/module.cu"],
-            include_dirs=[str(repo / "include"), random123_include()],
+            include_dirs=[library_include(), random123_include()],
             extra_compile_args={
                 "cxx": ["-O2", "-std=c++17"],
                 "nvcc": ["-O3", "-std=c++17"],

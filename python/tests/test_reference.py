@@ -107,8 +107,10 @@ class Harness:
             s = torch.where(near, torch.remainder(s + 0.01, tracks.length), s)
             p = point_at(tracks, s, self.lat)
         self.borderline += near_a_gate_plane(tracks, p).sum()
-        self.s.copy_(s)
+        # A NaN step leaves the agent where it was: the next finite step is then one step long
+        # from the last finite position (two steps could cancel into a zero-length one).
         nan = torch.rand(E, device=DEVICE) < P_NAN
+        self.s.copy_(torch.where(nan, self.s, s))
         return torch.where(nan.unsqueeze(-1), torch.full_like(p, float("nan")), p)
 
     def run(self, capturing: bool):
