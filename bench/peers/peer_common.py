@@ -81,6 +81,10 @@ def parser(peer: str, default_budget_s: float) -> argparse.ArgumentParser:
                    help="E of the step rows (default 4096,16384,65536,262144,1048576,4194304)")
     p.add_argument("--step-samples", type=int, default=256, help="N of the tracks of the step rows (default 256)")
     p.add_argument("--repeats", type=int, default=20, help="timed calls per row, >= 20 (default 20)")
+    p.add_argument("--min-repeats", type=int, default=None,
+                   help="a generation row too slow for --repeats within the row cap runs with fewer timed calls, "
+                        "down to this many (>= 3; default: --repeats, i.e. such a row is skipped); the row "
+                        "records its repeats")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls per row before the timed ones (default 2)")
     p.add_argument("--json", required=True, help="output file (written after every row)")
     p.add_argument("--device", default="cuda:0", help="cuda:K or cpu (cpu: correctness checks, perf_counter timing)")
@@ -110,6 +114,10 @@ def finish_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> argpars
         args.step_envs = [e for e in args.step_envs if e <= 1048576] or [4096]
     if args.repeats < 20 and not args.stats_only:
         p.error("--repeats must be >= 20")
+    if args.min_repeats is None:
+        args.min_repeats = args.repeats
+    if not 3 <= args.min_repeats <= args.repeats:
+        p.error("--min-repeats must be in [3, --repeats]")
     if args.warmup < 1:
         p.error("--warmup must be >= 1")
     if min(args.samples + [args.step_samples]) < 8 or max(args.samples + [args.step_samples]) > 4096:
@@ -284,6 +292,12 @@ class Budget:
         if why:
             rep.error(scenario, e, n, why)
         return why is None
+
+    def fit_repeats(self, seconds_per_call: float, fixed_calls: int, repeats: int, min_repeats: int) -> int:
+        """Timed calls of a row that fit in its limit (row cap, budget left) next to `fixed_calls`
+        untimed ones: `repeats` when they fit, else as many as fit down to `min_repeats`, else 0."""
+        fit = int(self.limit() / max(seconds_per_call, 1e-9)) - fixed_calls
+        return repeats if fit >= repeats else (fit if fit >= min_repeats else 0)
 
     def check(self, what: str, seconds_per_call: float | None, calls: int) -> str | None:
         """Why a row cannot run (None: it fits)."""

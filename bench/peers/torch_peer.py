@@ -569,15 +569,16 @@ def gen_row(args, device, rep, budget, timer, fns, compiled, e, n, use_graph) ->
             rep.doc["compile"]["total_s"] += compile_s
             first = second
         budget.record("generate", e, n, first)
-        why = budget.check(what, first, calls)
-        if why:
-            rep.error("generate", e, n, why)
+        repeats = budget.fit_repeats(first, calls - args.repeats, args.repeats, args.min_repeats)
+        why = budget.check(what, first, calls - args.repeats + max(repeats, args.min_repeats))
+        if why or repeats == 0:
+            rep.error("generate", e, n, why or f"{what}: {args.min_repeats} timed calls do not fit")
             return True
         with pc.alarm(budget.limit() + 5.0, what):
             replay = capture(device, lambda: course.regenerate(compact=args.eager), use_graph)
             for _ in range(args.warmup):
                 replay()
-            ms = timer.measure(replay, count=args.repeats)
+            ms = timer.measure(replay, count=repeats)
         rep.row(pc.timed_row("generate", e, n, ms, course.stats(), compile_s))
     except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
         return report_failure(rep, timer, "generate", e, n, exc, compiled)

@@ -7,6 +7,7 @@
 #include <track_gen/detail/host/backend.hpp>
 #include <track_gen/detail/host_checks.hpp>
 #include <track_gen/detail/storage.hpp>
+#include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/policy.hpp>
@@ -251,32 +252,39 @@ class course {
     ops::template step<tuning>(view(), resident_view_, positions_, stream);
   }
 
-  /// Rebuilds the tracks of the envs with `mask[e] != 0` (`mask`: int32 [E] in the backend's
-  /// memory; nullptr = every env) and resets their progress; `advance` moves them to their next
-  /// episode (a new track), otherwise the same track is rebuilt. Other envs are untouched, bit
-  /// for bit. Asynchronous; allocates and synchronises nothing; recorded into the capture when
-  /// `stream` is capturing (under an IF conditional node with skip::conditional and a mask).
-  /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda.
+  /// Rebuilds the tracks of the envs with `mask[e] != 0` and resets their progress; `advance`
+  /// moves them to their next episode (a new track), otherwise the same track is rebuilt. Other
+  /// envs are untouched, bit for bit.
+  /// @param mask [E] in the backend's memory: `const std::int32_t*`, `const bool*` or
+  ///             `const std::uint8_t*` (converted implicitly to env_mask, never copied);
+  ///             nullptr = every env.
+  /// Asynchronous; allocates and synchronises nothing; recorded into the capture when `stream` is
+  /// capturing (under an IF conditional node when recording().conditional and a mask is given).
+  /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda, or its element
+  ///         size is not 1 or 4 bytes.
   /// @throws capture_error `stream`'s capture was invalidated.
-  void regenerate(const std::int32_t* mask, bool advance, stream_type stream) {
+  void regenerate(env_mask mask, bool advance, stream_type stream) {
     require_alive();
-    if (mask != nullptr) ops::require_device_pointer(mask, "course::regenerate: mask");
+    if (mask.element_bytes != 1 && mask.element_bytes != 4)
+      throw std::invalid_argument("track_gen: course::regenerate: mask.element_bytes = " +
+                                  std::to_string(mask.element_bytes) + ", expected 1 (bool, uint8) or 4 (int32)");
+    if (!mask.all()) ops::require_device_pointer(mask.data, "course::regenerate: mask");
     detail::generate_args a = generate_args_;
     a.mask = mask;
     a.advance = advance;
     const bool capturing = before_call(stream);
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     if constexpr (is_cuda && !Pipeline::has_grid) {
-      if (mask != nullptr) {
+      if (!mask.all()) {
         // Compaction, then a fixed grid over the selected envs (under an IF node when recorded
-        // with skip::conditional): the cost follows the number of done envs.
-        ops::template generate_selected<Pipeline, tuning>(a, selection(), recording_setup(), capturing && is_conditional,
-                                                          stream);
+        // with conditional recording): the cost follows the number of done envs.
+        ops::template generate_selected<Pipeline, tuning>(a, selection(), recording_setup(),
+                                                          capturing && is_conditional && recording_.conditional, stream);
         return;
       }
     }
     if constexpr (is_cuda && is_conditional) {
-      if (capturing && mask != nullptr) {
+      if (capturing && !mask.all() && recording_.conditional) {
         ops::template generate_if_any<Pipeline, tuning>(a, any_flag(), recording_setup(), stream);
         return;
       }
@@ -284,6 +292,27 @@ class course {
 #endif
     (void)capturing;
     ops::template generate<Pipeline, tuning>(a, scratch_.get(), recording_setup(), stream);
+  }
+
+  /// How this course records into captures: the Policy's choices at construction, changed with
+  /// set_recording.
+  recording_options recording() const { return recording_; }
+
+  /// Changes, at run time, how later calls record into captures (and the capture mode of the
+  /// guard around the capture-unsafe calls): e.g. per `torch.cuda.graph` block. Calls already
+  /// recorded keep what they recorded. Host backend: validated and kept, without effect.
+  /// @throws std::invalid_argument `options.conditional` with a Policy of skip::unconditional
+  ///         (the course has no body streams), or `options.capture_mode` not in [0, 2].
+  void set_recording(const recording_options& options) {
+    if (options.conditional && !is_conditional)
+      throw std::invalid_argument(
+          "track_gen: course::set_recording: conditional = true needs a course whose Policy has skip::conditional; "
+          "this one was built with skip::unconditional");
+    if (options.capture_mode < 0 || options.capture_mode > 2)
+      throw std::invalid_argument("track_gen: course::set_recording: capture_mode = " +
+                                  std::to_string(options.capture_mode) +
+                                  ", expected 0 (global), 1 (thread-local) or 2 (relaxed)");
+    recording_ = options;
   }
 
   /// Trivially copyable view for kernels (and host code with `backend::host`).
@@ -519,9 +548,7 @@ class course {
   }
 
 #if TRACK_GEN_HAS_CUDA_RUNTIME
-  static cudaStreamCaptureMode capture_mode() {
-    return static_cast<cudaStreamCaptureMode>(Policy::capture_mode::value);
-  }
+  cudaStreamCaptureMode capture_mode() const { return static_cast<cudaStreamCaptureMode>(recording_.capture_mode); }
   int* any_flag() const { return reinterpret_cast<int*>(storage_.get() + plan_.layout.any_flag); }
   /// The buffers of the mask compaction and the grid that rebuilds the selected envs.
   detail::env_selection selection() const {
@@ -537,7 +564,7 @@ class course {
     typename ops::launch_setup setup{};
 #if TRACK_GEN_HAS_CUDA_RUNTIME
     if constexpr (is_cuda) {
-      setup.conditional = is_conditional;
+      setup.conditional = is_conditional && recording_.conditional;
       setup.bodies = &body_streams_;
       setup.mode = capture_mode();
     }
@@ -596,6 +623,7 @@ class course {
 #else
   std::array<void*, 3> body_streams_{};                    ///< layout twin of body_stream_set
 #endif
+  recording_options recording_{is_conditional, Policy::capture_mode::value};
   std::array<unsigned long long, 8> anchored_captures_{};  ///< recent capture ids already anchored
   std::size_t next_anchor_slot_ = 0;
 };

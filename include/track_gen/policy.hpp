@@ -122,6 +122,22 @@ struct policy {
   static_assert(Tuning::projection_window >= 1, "projection_window must be at least 1 sample.");
 };
 
+/// Run-time choices of how a course records into captures (`course::set_recording`), within what
+/// its Policy allows. A course starts with its Policy's choices: `conditional` is true under
+/// skip::conditional, `capture_mode` is `Policy::capture_mode::value`. Bindings that learn the
+/// capture's mode only at run time (PyTorch's `torch.cuda.graph(capture_error_mode=...)`) set
+/// them per call.
+struct recording_options {
+  /// Record a masked `regenerate` (and grid-scope bounded loops) under conditional nodes when the
+  /// stream is capturing. Needs a Policy with skip::conditional (the course then owns the body
+  /// streams); false records every launch, as skip::unconditional does (same results, bit for bit).
+  bool conditional = true;
+  /// The `cudaStreamCaptureMode` value (0 global, 1 thread-local, 2 relaxed) of the captures the
+  /// library begins itself (conditional bodies) and of the guard around its capture-unsafe calls;
+  /// what `capture::global`, `capture::thread_local_`, `capture::relaxed` fix at compile time.
+  int capture_mode = 0;
+};
+
 /// The CPU reference backend with default tuning.
 using host_policy = policy<capture::global, skip::unconditional, ownership::owning, backend::host>;
 #if TRACK_GEN_HAS_CUDA_RUNTIME

@@ -5,6 +5,7 @@
 
 #include <track_gen/course.hpp>
 #include <track_gen/course_ref.hpp>
+#include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/pipeline.hpp>

@@ -104,14 +104,32 @@ struct cuda_ops {
     }
   }
 
-  /// Bytes of cub::DeviceSelect::Flagged's temporary storage for a mask of `num_envs` entries.
+  /// Bytes of cub::DeviceSelect::Flagged's temporary storage for a mask of `num_envs` entries
+  /// (the larger of the two element types').
   static std::size_t select_temp_bytes(int num_envs) {
-    std::size_t bytes = 0;
-    throw_on_cuda_error(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<int>(0),
+    std::size_t wide = 0, narrow = 0;
+    throw_on_cuda_error(cub::DeviceSelect::Flagged(nullptr, wide, thrust::counting_iterator<int>(0),
                                                    static_cast<const std::int32_t*>(nullptr), static_cast<int*>(nullptr),
                                                    static_cast<int*>(nullptr), num_envs),
                         "cub::DeviceSelect::Flagged (temporary storage query)");
-    return bytes;
+    throw_on_cuda_error(cub::DeviceSelect::Flagged(nullptr, narrow, thrust::counting_iterator<int>(0),
+                                                   static_cast<const std::uint8_t*>(nullptr), static_cast<int*>(nullptr),
+                                                   static_cast<int*>(nullptr), num_envs),
+                        "cub::DeviceSelect::Flagged (temporary storage query)");
+    return std::max(wide, narrow);
+  }
+
+  /// cub::DeviceSelect::Flagged of the envs whose `mask` element is nonzero into sel.ids, the
+  /// count into *sel.count (asynchronous on `stream`).
+  static void select_envs(const env_selection& sel, env_mask mask, int num_envs, cudaStream_t stream) {
+    std::size_t bytes = sel.temp_bytes;
+    const cudaError_t code =
+        mask.element_bytes == 1
+            ? cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0),
+                                         static_cast<const std::uint8_t*>(mask.data), sel.ids, sel.count, num_envs, stream)
+            : cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0),
+                                         static_cast<const std::int32_t*>(mask.data), sel.ids, sel.count, num_envs, stream);
+    throw_on_cuda_error(code, "cub::DeviceSelect::Flagged (compacting the mask)");
   }
 
   /// Blocks of generate_list_kernel: as many as fit on the GPU at once (occupancy with this
@@ -130,13 +148,11 @@ struct cuda_ops {
     return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
   }
 
-  /// Runs the compaction once over a one-entry zero mask, eagerly, so that CUB's kernels are
-  /// loaded at construction and never inside a capture.
+  /// Runs the compaction once over a one-entry zero mask of each element type, eagerly, so that
+  /// CUB's kernels are loaded at construction and never inside a capture.
   static void preload_selection(const env_selection& sel, const int* zero_flag, ::cuda::stream_ref stream) {
-    std::size_t bytes = sel.temp_bytes;
-    throw_on_cuda_error(cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0), zero_flag, sel.ids,
-                                                   sel.count, 1, stream.get()),
-                        "cub::DeviceSelect::Flagged (loading its kernels)");
+    select_envs(sel, env_mask(static_cast<const std::int32_t*>(zero_flag)), 1, stream.get());
+    select_envs(sel, env_mask(reinterpret_cast<const std::uint8_t*>(zero_flag)), 1, stream.get());
   }
 
   /// Masked regeneration of a pipeline without a grid-scope stage: cub::DeviceSelect::Flagged
@@ -147,10 +163,7 @@ struct cuda_ops {
   static void generate_selected(const generate_args& a, const env_selection& sel, const launch_setup& setup,
                                 bool conditional_node, ::cuda::stream_ref stream) {
     constexpr int threads = Tuning::generate_block_threads;
-    std::size_t bytes = sel.temp_bytes;
-    throw_on_cuda_error(cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0), a.mask, sel.ids,
-                                                   sel.count, a.params.num_envs, stream.get()),
-                        "cub::DeviceSelect::Flagged (compacting the mask)");
+    select_envs(sel, a.mask, a.params.num_envs, stream.get());
     const auto launch = [&](cudaStream_t s) {
       generate_list_kernel<Pipeline, threads><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count);
       throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");

@@ -22,7 +22,7 @@ inline unsigned reduction_blocks(int n, int threads) {
 
 /// Launches any_of_mask_kernel on `stream`: `*flag` becomes 1 when some of `values[0, n)` is
 /// nonzero (the caller clears it first).
-inline void launch_any_of(const std::int32_t* values, int n, int* flag, cudaStream_t stream) {
+inline void launch_any_of(env_mask values, int n, int* flag, cudaStream_t stream) {
   constexpr int threads = reduction_threads;
   any_of_mask_kernel<threads><<<reduction_blocks(n, threads), threads, 0, stream>>>(values, n, flag);
   throw_on_cuda_error(cudaGetLastError(), "launching the any-of kernel");

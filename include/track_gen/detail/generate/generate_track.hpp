@@ -6,6 +6,7 @@
 #include <track_gen/course_ref.hpp>
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
+#include <track_gen/env_mask.hpp>
 #include <track_gen/grid_scope.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/status.hpp>
@@ -25,7 +26,7 @@ struct generate_args {
   scratch_layout layout;
   track_arrays tracks;
   progress_arrays progress;
-  const std::int32_t* mask;   ///< [E], nonzero = regenerate; null = every env
+  env_mask mask;              ///< [E], nonzero = regenerate; null = every env
   bool advance;               ///< next episode (a new track) instead of rebuilding the same one
   const float3* user_points;  ///< user tracks, concatenated (null: random tracks)
   const int* user_offsets;    ///< [num_user_tracks + 1]

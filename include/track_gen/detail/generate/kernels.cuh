@@ -32,7 +32,7 @@ template <class Pipeline, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args args) {
   const int e = static_cast<int>(blockIdx.x);
   if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
-  if (args.mask != nullptr && args.mask[e] == 0) return;  // uniform per block
+  if (!args.mask[e]) return;  // uniform per block
   generate_block<Pipeline, BlockThreads, false>(args, e);
 }
 
@@ -59,13 +59,13 @@ __global__ void __launch_bounds__(BlockThreads)
 /// node.
 template <class Pipeline, int BlockThreads, bool Finish>
 __global__ void __launch_bounds__(BlockThreads) generate_resident_kernel(const generate_args* resident,
-                                                                         const std::int32_t* mask, int advance) {
+                                                                         env_mask mask, int advance) {
   const int e = static_cast<int>(blockIdx.x);
   if constexpr (Finish) {
     if (resident->grid_pending[e] == 0) return;  // uniform per block
   } else {
     if (e == 0 && threadIdx.x == 0) ++*resident->launch_count;
-    if (mask != nullptr && mask[e] == 0) return;  // uniform per block
+    if (!mask[e]) return;  // uniform per block
   }
   generate_args args = *resident;
   args.mask = mask;
@@ -74,12 +74,13 @@ __global__ void __launch_bounds__(BlockThreads) generate_resident_kernel(const g
 }
 
 /// Sets `*flag` to 1 when any mask entry is nonzero (every writer stores the same value).
+/// `mask` is never the null view here.
 template <int BlockThreads>
-__global__ void __launch_bounds__(BlockThreads) any_of_mask_kernel(const std::int32_t* mask, int n, int* flag) {
+__global__ void __launch_bounds__(BlockThreads) any_of_mask_kernel(env_mask mask, int n, int* flag) {
   bool any = false;
   for (int i = static_cast<int>(blockIdx.x) * BlockThreads + static_cast<int>(threadIdx.x); i < n;
        i += static_cast<int>(gridDim.x) * BlockThreads)
-    any = any || mask[i] != 0;
+    any = any || mask[i];
   if (__syncthreads_or(any ? 1 : 0) != 0 && threadIdx.x == 0) *flag = 1;
 }
 

@@ -42,7 +42,7 @@ struct host_ops {
     const host_block_context ctx;
     ++*a.launch_count;
     for (int e = 0; e < a.params.num_envs; ++e) {
-      if (a.mask != nullptr && a.mask[e] == 0) continue;
+      if (!a.mask[e]) continue;
       workspace ws;
       ws.bind_scratch(scratch, a.layout);
       generate_env<Pipeline>(ctx, ws, a, e);

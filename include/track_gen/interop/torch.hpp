@@ -1,0 +1,214 @@
+#pragma once
+/// @file
+/// Helpers for LibTorch / ATen users of the CUDA backend: PyTorch's current stream as the
+/// library's stream, `at::Tensor` arguments checked and borrowed as course inputs (no copy),
+/// the course's arrays as tensors (no copy), and `retain` for a PyTorch CUDA graph.
+///
+/// Needs LibTorch's headers (ATen, c10/cuda) and a translation unit compiled by nvcc when a
+/// `course` of `backend::cuda` is used in it (a torch extension's `.cu` file). Nothing here
+/// allocates or synchronises except `retain`'s user object (a small host allocation).
+///
+/// Errors: a tensor of the wrong dtype, shape, device or layout throws `std::invalid_argument`
+/// whose message names the argument and what it must be (pybind11 raises it as `ValueError`);
+/// `retain` on a graph it cannot reach throws `track_gen::capture_error`.
+
+#include <track_gen/detail/config.hpp>
+
+#if !TRACK_GEN_HAS_CUDA_RUNTIME
+#error "track_gen/interop/torch.hpp needs the CUDA runtime headers (the CUDA backend)."
+#endif
+
+#include <track_gen/course_ref.hpp>
+#include <track_gen/env_mask.hpp>
+#include <track_gen/errors.hpp>
+#include <track_gen/graph.hpp>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace track_gen::interop::torch {
+
+/// PyTorch's current CUDA stream on `device` (-1: the current device) as the library's stream.
+/// Inside `torch.cuda.graph(g)` this is the capture stream, so library calls made on it are
+/// recorded into `g`.
+inline ::cuda::stream_ref current_stream(c10::DeviceIndex device = -1) {
+  return ::cuda::stream_ref(c10::cuda::getCurrentCUDAStream(device).stream());
+}
+
+namespace detail {
+/// "float32 [64, 3] on cuda:0 (contiguous)" for the messages.
+inline std::string describe(const at::Tensor& t) {
+  if (!t.defined()) return "an undefined tensor";
+  std::ostringstream s;
+  s << t.scalar_type() << " " << t.sizes() << " on " << t.device() << (t.is_contiguous() ? "" : " (not contiguous)");
+  return s.str();
+}
+
+/// Throws std::invalid_argument unless `t` is a defined, contiguous CUDA tensor on `device`.
+inline void require_on_device(const at::Tensor& t, c10::DeviceIndex device, const char* name, const std::string& wanted) {
+  const bool ok = t.defined() && t.is_cuda() && t.device().index() == device && t.is_contiguous();
+  if (!ok) {
+    throw std::invalid_argument(std::string("track_gen: ") + name + " must be " + wanted + " on cuda:" +
+                                std::to_string(device) + ", contiguous; got " + describe(t));
+  }
+}
+}  // namespace detail
+
+/// Checks `positions` and borrows it as the course's positions (`course::bind`): a float32
+/// tensor of shape `[num_envs, 3]` [m, env-local frames], contiguous, on CUDA device `device`.
+/// The pointer stays valid while the tensor's storage does: keep the tensor alive and write
+/// into it in place (`copy_`, slicing assignment), never rebind it to new storage.
+/// @throws std::invalid_argument naming `name` and the expected dtype, shape and device.
+inline const float3* positions(const at::Tensor& t, std::int64_t num_envs, c10::DeviceIndex device,
+                               const char* name = "position") {
+  const std::string wanted = "a float32 tensor of shape [" + std::to_string(num_envs) + ", 3]";
+  detail::require_on_device(t, device, name, wanted);
+  if (t.scalar_type() != at::kFloat || t.dim() != 2 || t.size(0) != num_envs || t.size(1) != 3) {
+    throw std::invalid_argument(std::string("track_gen: ") + name + " must be " + wanted + "; got " + detail::describe(t));
+  }
+  return reinterpret_cast<const float3*>(t.data_ptr<float>());
+}
+
+/// Checks `mask` and borrows it as an env_mask for `course::regenerate`: a tensor of shape
+/// `[num_envs]` of dtype int32, bool or uint8 (nonzero: regenerate), contiguous, on CUDA device
+/// `device`. An undefined tensor means every env. Never copies.
+/// @throws std::invalid_argument naming `name` and the expected dtypes, shape and device.
+inline env_mask mask(const at::Tensor& t, std::int64_t num_envs, c10::DeviceIndex device, const char* name = "mask") {
+  if (!t.defined()) return env_mask{};
+  const std::string wanted = "an int32, bool or uint8 tensor of shape [" + std::to_string(num_envs) + "]";
+  detail::require_on_device(t, device, name, wanted);
+  const at::ScalarType type = t.scalar_type();
+  if (t.dim() != 1 || t.size(0) != num_envs || (type != at::kInt && type != at::kBool && type != at::kByte)) {
+    throw std::invalid_argument(std::string("track_gen: ") + name + " must be " + wanted + "; got " + detail::describe(t));
+  }
+  if (type == at::kInt) return env_mask(static_cast<const std::int32_t*>(t.data_ptr()));
+  return env_mask(static_cast<const std::uint8_t*>(t.data_ptr()));
+}
+
+/// A tensor over `sizes` elements of `dtype` at `data` (device memory of CUDA device `device`),
+/// without a copy. The tensor holds `owner` (e.g. `course::owner()`) until its storage is
+/// released, so the memory outlives the course as long as the tensor lives. With a null owner
+/// (a course that is not ownership::anchored) the tensor must not outlive the course.
+inline at::Tensor borrow(void* data, at::IntArrayRef sizes, at::ScalarType dtype, c10::DeviceIndex device,
+                         std::shared_ptr<const void> owner) {
+  const at::Device where(at::kCUDA, device);
+  return at::from_blob(
+      data, sizes, [owner = std::move(owner)](void*) mutable { owner.reset(); },
+      at::TensorOptions().dtype(dtype).device(where), where);
+}
+
+/// Every array of a course as a tensor over the course's memory (no copy), shapes with E envs,
+/// N samples per track and G = course::max_gates() gate slots per track (slots at and beyond
+/// `num_gates[e]` are unused). float3 arrays are float32 `[..., 3]`; uint32 arrays (status,
+/// episode, flags) are int32 tensors of the same bits. Written by `step` / `regenerate` in
+/// stream order: read them on (or after) the stream the course runs on.
+struct course_tensors {
+  at::Tensor position, tangent, normal;  ///< [E, N, 3] float32: centreline [m], unit tangents, unit left normals
+  at::Tensor half_width, curvature;      ///< [E, N] float32 [m], [1/m]
+  at::Tensor gate_centre, gate_normal;   ///< [E, G, 3] float32 [m], unit forward normals
+  at::Tensor gate_half_width, gate_arc_length;  ///< [E, G] float32 [m]
+  at::Tensor length;                     ///< [E] float32 centreline length [m]
+  at::Tensor num_gates;                  ///< [E] int32 gates in use
+  at::Tensor status, episode;            ///< [E] int32 (status.hpp bits; episode counter)
+  at::Tensor next_gate, laps, gates_passed, hint;  ///< [E] int32 progress
+  at::Tensor lap_progress, lateral;      ///< [E] float32 [m]
+  at::Tensor last_position;              ///< [E, 3] float32 [m]
+  at::Tensor flags;                      ///< [E] int32 (progress_flags bits)
+};
+
+/// The arrays of `course` (any CUDA course: `course_ref` layout) as tensors on CUDA device
+/// `device` (the device the course was built on), each holding `course.owner()`.
+template <class Course>
+course_tensors tensors(const Course& course, c10::DeviceIndex device) {
+  const course_ref v = course.view();
+  const track_arrays& t = v.tracks();
+  const progress_arrays& p = v.progress_data();
+  const std::int64_t e = v.num_envs(), n = v.num_samples(), g = v.max_gates();
+  const std::shared_ptr<const void> owner = course.owner();
+  auto make = [&](const void* data, at::IntArrayRef sizes, at::ScalarType dtype) {
+    return borrow(const_cast<void*>(data), sizes, dtype, device, owner);
+  };
+  course_tensors r;
+  r.position = make(t.position, {e, n, 3}, at::kFloat);
+  r.tangent = make(t.tangent, {e, n, 3}, at::kFloat);
+  r.normal = make(t.normal, {e, n, 3}, at::kFloat);
+  r.half_width = make(t.half_width, {e, n}, at::kFloat);
+  r.curvature = make(t.curvature, {e, n}, at::kFloat);
+  r.gate_centre = make(t.gate_centre, {e, g, 3}, at::kFloat);
+  r.gate_normal = make(t.gate_normal, {e, g, 3}, at::kFloat);
+  r.gate_half_width = make(t.gate_half_width, {e, g}, at::kFloat);
+  r.gate_arc_length = make(t.gate_arc_length, {e, g}, at::kFloat);
+  r.length = make(t.length, {e}, at::kFloat);
+  r.num_gates = make(t.num_gates, {e}, at::kInt);
+  r.status = make(t.status, {e}, at::kInt);
+  r.episode = make(t.episode, {e}, at::kInt);
+  r.next_gate = make(p.next_gate, {e}, at::kInt);
+  r.laps = make(p.laps, {e}, at::kInt);
+  r.gates_passed = make(p.gates_passed, {e}, at::kInt);
+  r.hint = make(p.hint, {e}, at::kInt);
+  r.lap_progress = make(p.lap_progress, {e}, at::kFloat);
+  r.lateral = make(p.lateral, {e}, at::kFloat);
+  r.last_position = make(p.last_position, {e, 3}, at::kFloat);
+  r.flags = make(p.flags, {e}, at::kInt);
+  return r;
+}
+
+/// Ties `owners` (shared owners, e.g. `course.owner()`) to the graph that `stream` is capturing
+/// into (inside `torch.cuda.graph(g)`: torch's capture stream, `current_stream()`): the graph,
+/// and every executable graph instantiated from it, keeps them alive. Works whether or not `g`
+/// keeps its cudaGraph_t. Idempotent per owner; null owners ignored.
+/// @throws capture_error `stream` is not capturing. @throws cuda_error on failure.
+template <class... Owners>
+void retain_capture(::cuda::stream_ref stream, const Owners&... owners) {
+  const track_gen::detail::capture_info info = track_gen::detail::query_capture(stream.get());
+  if (!info.active()) {
+    throw capture_error(
+        "track_gen: interop::torch::retain_capture: the stream is not capturing; call it inside torch.cuda.graph(...) "
+        "on its capture stream, or use retain(graph, ...) on a CUDAGraph built with keep_graph=true");
+  }
+  track_gen::retain(info.graph, owners...);
+}
+
+/// Ties `owners` to a captured `at::cuda::CUDAGraph` built with `keep_graph = true`, before it
+/// is instantiated (`instantiate()` or its first `replay()`): CUDA copies a graph's user objects
+/// into each executable graph at instantiation. Idempotent per owner; null owners ignored.
+/// (Without keep_graph, call retain_capture during the capture instead.)
+/// @throws capture_error the graph does not keep its cudaGraph_t (keep_graph = false, or not
+///         captured yet) or is already instantiated. @throws cuda_error on failure.
+template <class... Owners>
+void retain(at::cuda::CUDAGraph& graph, const Owners&... owners) {
+  cudaGraph_t raw = nullptr;
+  try {
+    raw = graph.raw_cuda_graph();
+  } catch (const c10::Error&) {
+    raw = nullptr;
+  }
+  if (raw == nullptr) {
+    throw capture_error(
+        "track_gen: interop::torch::retain: this CUDAGraph holds no cudaGraph_t (build it with keep_graph=true and call "
+        "retain after the capture ends), or call retain_capture inside the capture");
+  }
+  bool instantiated = true;
+  try {
+    (void)graph.raw_cuda_graph_exec();
+  } catch (const c10::Error&) {
+    instantiated = false;
+  }
+  if (instantiated) {
+    throw capture_error(
+        "track_gen: interop::torch::retain: the CUDAGraph is already instantiated, and its executable graph would not "
+        "hold the owners; call retain before instantiate() / the first replay(), or retain_capture during the capture");
+  }
+  track_gen::retain(raw, owners...);
+}
+
+}  // namespace track_gen::interop::torch

@@ -1,0 +1,285 @@
+// track_gen._C: the C++ course exposed to Python through a torch extension (pybind11).
+//
+// One course type: the `track` pipeline, policy<capture::global, skip::conditional,
+// ownership::anchored> (the library's defaults). What the Python layer decides at run time (inside
+// track_gen.interop.torch.registered: conditional recording, the capture mode of the library's
+// own captures) is passed per regenerate call and applied with course::set_recording.
+#include <torch/extension.h>
+
+#include <pybind11/stl.h>
+
+#include <track_gen/graph.hpp>
+#include <track_gen/interop/torch.hpp>
+#include <track_gen/track_gen.hpp>
+
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+namespace tg = track_gen;
+namespace tt = track_gen::interop::torch;
+
+namespace {
+
+using course_type = tg::course<tg::presets::track_pipeline, tg::policy<>>;
+
+// ---- parameters -------------------------------------------------------------------------------
+
+/// One field of track_params: its Python name ("half_width", "polar.radius_min"), a setter and a
+/// getter.
+template <class T>
+struct field {
+  const char* name;
+  void (*set)(tg::track_params&, T);
+  T (*get)(const tg::track_params&);
+};
+#define TG_FIELD(T, path) \
+  field<T> { #path, [](tg::track_params& p, T v) { p.path = v; }, [](const tg::track_params& p) -> T { return p.path; } }
+
+const std::vector<field<int>>& int_fields() {
+  static const std::vector<field<int>> f = {
+      TG_FIELD(int, num_samples),          TG_FIELD(int, polar.control_points),
+      TG_FIELD(int, repulsive.max_iterations), TG_FIELD(int, spline.samples_per_segment),
+      TG_FIELD(int, validate.max_attempts),
+  };
+  return f;
+}
+
+const std::vector<field<float>>& float_fields() {
+  static const std::vector<field<float>> f = {
+      TG_FIELD(float, half_width),         TG_FIELD(float, gate_half_height),
+      TG_FIELD(float, polar.radius_min),   TG_FIELD(float, polar.radius_max),
+      TG_FIELD(float, polar.angle_jitter), TG_FIELD(float, polar.elevation_min),
+      TG_FIELD(float, polar.elevation_max), TG_FIELD(float, repulsive.clearance),
+      TG_FIELD(float, repulsive.smoothing), TG_FIELD(float, repulsive.tolerance),
+      TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),
+      TG_FIELD(float, validate.turn_radius_min), TG_FIELD(float, validate.clearance_margin),
+  };
+  return f;
+}
+#undef TG_FIELD
+
+std::string valid_names() {
+  std::string s = "env_offset, seed";
+  for (const auto& f : int_fields()) s += std::string(", ") + f.name;
+  for (const auto& f : float_fields()) s += std::string(", ") + f.name;
+  return s;
+}
+
+/// track_params of `preset` ("track" or "drone_track") for `num_envs`, then `overrides`
+/// ({"name": value}, names as above). The library checks the ranges at construction.
+tg::track_params make_params(const std::string& preset, int num_envs, const py::dict& overrides) {
+  tg::track_params p;
+  if (preset == "track") {
+    p = tg::presets::track(num_envs);
+  } else if (preset == "drone_track") {
+    p = tg::presets::drone_track(num_envs);
+  } else {
+    throw std::invalid_argument("track_gen: unknown preset '" + preset + "'; expected 'track' or 'drone_track'");
+  }
+  for (const auto& item : overrides) {
+    const std::string name = py::cast<std::string>(item.first);
+    const py::handle value = item.second;
+    if (name == "seed") {
+      p.seed = py::cast<std::uint64_t>(value);
+      continue;
+    }
+    if (name == "env_offset") {
+      p.env_offset = py::cast<std::uint32_t>(value);
+      continue;
+    }
+    bool found = false;
+    for (const auto& f : int_fields()) {
+      if (name != f.name) continue;
+      f.set(p, py::cast<int>(value));
+      found = true;
+    }
+    for (const auto& f : float_fields()) {
+      if (name != f.name) continue;
+      f.set(p, py::cast<float>(value));
+      found = true;
+    }
+    if (!found) throw std::invalid_argument("track_gen: unknown track parameter '" + name + "'; valid: " + valid_names());
+  }
+  return p;
+}
+
+/// Current values of every parameter (for TrackParams.resolved()).
+py::dict params_dict(const tg::track_params& p) {
+  py::dict d;
+  d["num_envs"] = p.num_envs;
+  d["env_offset"] = p.env_offset;
+  d["seed"] = p.seed;
+  for (const auto& f : int_fields()) d[f.name] = f.get(p);
+  for (const auto& f : float_fields()) d[f.name] = f.get(p);
+  return d;
+}
+
+// ---- streams ------------------------------------------------------------------------------------
+
+/// The stream a call runs on: `handle` (a cudaStream_t as an int, e.g. torch.cuda.Stream.cuda_stream)
+/// or, when absent, PyTorch's current stream on `device`.
+::cuda::stream_ref stream_of(const std::optional<std::uintptr_t>& handle, c10::DeviceIndex device) {
+  if (handle.has_value()) return ::cuda::stream_ref(reinterpret_cast<cudaStream_t>(*handle));
+  return tt::current_stream(device);
+}
+
+// ---- the course ---------------------------------------------------------------------------------
+
+class py_course {
+ public:
+  py_course(const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device)
+      : device_(static_cast<c10::DeviceIndex>(device)) {
+    const tg::track_params params = make_params(preset, num_envs, overrides);
+    c10::cuda::CUDAGuard guard(device_);
+    const ::cuda::stream_ref stream = tt::current_stream(device_);
+    course_ = std::make_unique<course_type>(params, spacing, stream);
+    tensors_ = tt::tensors(*course_, device_);
+  }
+
+  /// Checks and borrows `position` ([E, 3] float32 on the course's device, contiguous).
+  void bind(const at::Tensor& position) {
+    c10::cuda::CUDAGuard guard(device_);
+    course_->bind(tt::positions(position, course_->num_envs(), device_, "position"));
+  }
+
+  void step(std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    course_->step(stream_of(stream, device_));
+  }
+
+  /// `mask`: None (every env) or [E] int32/bool/uint8; `conditional` / `capture_mode`: how to
+  /// record when the stream is capturing (what track_gen.interop.torch.registered chose).
+  void regenerate(const std::optional<at::Tensor>& mask, bool advance, std::optional<std::uintptr_t> stream,
+                  bool conditional, int capture_mode) {
+    c10::cuda::CUDAGuard guard(device_);
+    const tg::env_mask m = mask.has_value() ? tt::mask(*mask, course_->num_envs(), device_, "mask") : tg::env_mask{};
+    course_->set_recording({conditional, capture_mode});
+    course_->regenerate(m, advance, stream_of(stream, device_));
+  }
+
+  std::uint64_t generation_launches(std::optional<std::uintptr_t> stream) const {
+    c10::cuda::CUDAGuard guard(device_);
+    return course_->generation_launches(stream_of(stream, device_));
+  }
+
+  py::dict tensors() const {
+    using member = at::Tensor tt::course_tensors::*;
+    static const std::pair<const char*, member> members[] = {
+        {"position", &tt::course_tensors::position},
+        {"tangent", &tt::course_tensors::tangent},
+        {"normal", &tt::course_tensors::normal},
+        {"half_width", &tt::course_tensors::half_width},
+        {"curvature", &tt::course_tensors::curvature},
+        {"gate_centre", &tt::course_tensors::gate_centre},
+        {"gate_normal", &tt::course_tensors::gate_normal},
+        {"gate_half_width", &tt::course_tensors::gate_half_width},
+        {"gate_arc_length", &tt::course_tensors::gate_arc_length},
+        {"length", &tt::course_tensors::length},
+        {"num_gates", &tt::course_tensors::num_gates},
+        {"status", &tt::course_tensors::status},
+        {"episode", &tt::course_tensors::episode},
+        {"next_gate", &tt::course_tensors::next_gate},
+        {"laps", &tt::course_tensors::laps},
+        {"gates_passed", &tt::course_tensors::gates_passed},
+        {"hint", &tt::course_tensors::hint},
+        {"lap_progress", &tt::course_tensors::lap_progress},
+        {"lateral", &tt::course_tensors::lateral},
+        {"last_position", &tt::course_tensors::last_position},
+        {"flags", &tt::course_tensors::flags},
+    };
+    py::dict d;
+    for (const auto& [name, m] : members) d[name] = tensors_.*m;
+    return d;
+  }
+
+  /// References to the course's memory: the course, its tensors' deleters, and every graph
+  /// (user object) that holds it. For tests of lifetimes.
+  long owner_use_count() const { return course_->owner().use_count() - 1; }  // minus the temporary
+
+  /// Ties the course's memory to the graph `stream` is capturing into (retain_capture).
+  void retain_capture(std::optional<std::uintptr_t> stream) const {
+    c10::cuda::CUDAGuard guard(device_);
+    tt::retain_capture(stream_of(stream, device_), course_->owner());
+  }
+
+  /// Ties the course's memory to a torch.cuda.CUDAGraph(keep_graph=True) (interop::torch::retain).
+  void retain_graph(at::cuda::CUDAGraph& graph) const { tt::retain(graph, course_->owner()); }
+
+  int num_envs() const { return course_->num_envs(); }
+  int num_samples() const { return course_->num_samples(); }
+  int max_gates() const { return course_->max_gates(); }
+  float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
+  int device() const { return device_; }
+  py::dict params() const { return params_dict(course_->params()); }
+
+ private:
+  c10::DeviceIndex device_;
+  std::unique_ptr<course_type> course_;
+  tt::course_tensors tensors_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "track_gen's C++ course (CUDA backend) for track_gen.course.Course; see track_gen/interop/torch.hpp";
+
+  // tg::capture_error -> track_gen.exec.errors.CaptureError (the Python class, so that one
+  // `except CaptureError` catches both the Python and the C++ checks).
+  static py::handle capture_error_type =
+      py::object(py::module_::import("track_gen.exec.errors").attr("CaptureError")).release();  // kept for good
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tg::capture_error& e) {
+      PyErr_SetString(capture_error_type.ptr(), e.what());
+    }
+  });
+
+  py::class_<py_course>(m, "Course")
+      .def(py::init<const std::string&, int, const py::dict&, float, int>(), py::arg("preset"), py::arg("num_envs"),
+           py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"))
+      .def("bind", &py_course::bind, py::arg("position"))
+      .def("step", &py_course::step, py::arg("stream") = py::none())
+      .def("regenerate", &py_course::regenerate, py::arg("mask"), py::arg("advance"), py::arg("stream"),
+           py::arg("conditional"), py::arg("capture_mode"))
+      .def("generation_launches", &py_course::generation_launches, py::arg("stream") = py::none())
+      .def("tensors", &py_course::tensors)
+      .def("owner_use_count", &py_course::owner_use_count)
+      .def("retain_capture", &py_course::retain_capture, py::arg("stream") = py::none())
+      .def("retain_graph", &py_course::retain_graph, py::arg("graph"))
+      .def_property_readonly("num_envs", &py_course::num_envs)
+      .def_property_readonly("num_samples", &py_course::num_samples)
+      .def_property_readonly("max_gates", &py_course::max_gates)
+      .def_property_readonly("checkpoint_spacing", &py_course::checkpoint_spacing)
+      .def_property_readonly("device", &py_course::device)
+      .def("params", &py_course::params);
+
+  m.def(
+      "capture_info",
+      [](std::uintptr_t stream) {
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        unsigned long long id = 0;
+        const cudaError_t code =
+            cudaStreamGetCaptureInfo(reinterpret_cast<cudaStream_t>(stream), &status, &id, nullptr, nullptr, nullptr, nullptr);
+        tg::detail::throw_on_cuda_error(code, "cudaStreamGetCaptureInfo");
+        return py::make_tuple(static_cast<int>(status), id);
+      },
+      py::arg("stream"),
+      "(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated (cudaStreamCaptureStatus)");
+  m.def("release_deferred", &tg::release_deferred,
+        "Frees now the course memory that released graphs left in the deferred list (not inside a capture)");
+  m.def(
+      "preset_params",
+      [](const std::string& preset, int num_envs, const py::dict& overrides) {
+        return params_dict(make_params(preset, num_envs, overrides));
+      },
+      py::arg("preset"), py::arg("num_envs"), py::arg("overrides"),
+      "Every parameter of a preset with overrides applied (no range check: construction checks)");
+}

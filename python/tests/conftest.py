@@ -1,0 +1,71 @@
+"""pytest configuration of the track_gen Python tests.
+
+Tests marked ``gpu`` need torch with CUDA, a GPU and the compiled extension ``track_gen._C``.
+Without them they are skipped, unless ``TRACK_GEN_REQUIRE_GPU=1`` (set by scripts/python-check on
+the GPU machine), where a missing GPU or extension is an error, never a silent skip.
+Run the others alone with ``pytest -m "not gpu"`` (CI: no torch, no GPU).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# The package from the source tree when it is not installed (CI runs the pure-Python tests so).
+_PY_ROOT = Path(__file__).resolve().parents[1]
+if str(_PY_ROOT) not in sys.path:
+    sys.path.insert(0, str(_PY_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _torch_importable() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# Without torch the GPU test modules cannot even be imported (they import torch at the top):
+# leave them out of the collection (test_pure_python.py needs no torch).
+collect_ignore = []
+if not _torch_importable():
+    if os.environ.get("TRACK_GEN_REQUIRE_GPU") == "1":
+        raise pytest.UsageError("TRACK_GEN_REQUIRE_GPU=1 but torch is not importable")
+    collect_ignore = [p.name for p in Path(__file__).resolve().parent.glob("test_*.py") if p.name != "test_pure_python.py"]
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs torch with CUDA, a GPU and the compiled track_gen._C extension")
+
+
+def _gpu_problem():
+    """Why the GPU tests cannot run here, or None."""
+    try:
+        import torch
+    except ImportError as e:
+        return f"torch is not importable ({e})"
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    try:
+        import track_gen
+        track_gen._extension()
+    except ImportError as e:
+        return f"the extension track_gen._C is not built ({e}); run pip install --no-build-isolation ./python"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:
+        return
+    problem = _gpu_problem()
+    if problem is None:
+        return
+    if os.environ.get("TRACK_GEN_REQUIRE_GPU") == "1":
+        raise pytest.UsageError(f"TRACK_GEN_REQUIRE_GPU=1 but {problem}")
+    skip = pytest.mark.skip(reason=problem)
+    for item in gpu_items:
+        item.add_marker(skip)

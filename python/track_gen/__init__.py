@@ -1,0 +1,27 @@
+"""track_gen: batches of closed race tracks on the GPU, their gates, and agents' progress.
+
+The Python face of the C++ library (``include/track_gen``), driven from PyTorch:
+
+    from track_gen.course import Course
+    from track_gen.pipeline import presets
+    import track_gen.interop.torch
+
+Importing the package needs neither torch nor the compiled extension ``track_gen._C``: both are
+loaded at the first call that needs them (``Course.track``, ``registered``), so the pure-Python
+parts (``retain``, ``CaptureError``, argument checks) work anywhere.
+"""
+__version__ = "0.1.0"
+
+
+def _extension():
+    """The compiled extension ``track_gen._C`` (imported on first use, with torch)."""
+    import torch  # noqa: F401 - loads libtorch before the extension that links it
+    from . import _C
+    return _C
+
+
+def release_deferred() -> None:
+    """Frees now the course memory that destroyed graphs released (CUDA hands it back on an
+    internal thread where no CUDA call is allowed, so it waits for the next library call made
+    outside a capture). Not inside a capture."""
+    _extension().release_deferred()

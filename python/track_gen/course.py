@@ -1,0 +1,211 @@
+"""``Course``: a batch of closed race tracks on one CUDA device (one per environment), their gates,
+and the progress of one agent per environment, driven from PyTorch.
+
+    from track_gen.course import Course
+    from track_gen.pipeline import presets
+
+    course = Course.track(presets.track(num_envs=64, device="cuda:0"), checkpoint_spacing=0.6)
+    course.bind(position=positions)          # float32 [64, 3] CUDA tensor, yours, updated in place
+    course.step()                            # progress, gates, laps, off-track (torch's current stream)
+    course.regenerate(mask=done, advance=True)   # [64] int32 or bool: nonzero = episode ended
+    course.laps, course.next_gate, course.tracks.position   # tensors over the course's memory
+
+Every call is asynchronous on torch's current CUDA stream (or ``stream=``), allocates nothing and
+synchronises nothing, except construction (allocation + generation) and
+``generation_launches``. Calls on a capturing stream (inside ``torch.cuda.graph``) are recorded
+into the capture; see :mod:`track_gen.interop.torch`.
+
+The output tensors view the course's device memory without a copy and keep it alive (not the
+``Course`` object); they change in place with every ``step`` / ``regenerate`` (or graph replay):
+``.clone()`` what you want to keep.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from .exec import recording
+from .pipeline.presets import TrackParams
+
+__all__ = ["Course", "Progress", "Tracks"]
+
+
+class Progress(NamedTuple):
+    """Progress state, [E] tensors over the course's memory (E = num_envs)."""
+
+    next_gate: "torch.Tensor"      #: int32: index of the next gate to pass, in [0, num_gates)
+    laps: "torch.Tensor"           #: int32: laps completed since the last reset
+    gates_passed: "torch.Tensor"   #: int32: gates passed in total since the last reset
+    lap_progress: "torch.Tensor"   #: float32 [m]: arc length of the last projection, in [0, L)
+    lateral: "torch.Tensor"        #: float32 [m]: signed offset from the centreline (left > 0)
+    hint: "torch.Tensor"           #: int32: centreline segment of the last projection
+    last_position: "torch.Tensor"  #: float32 [E, 3] [m]: last finite position
+    flags: "torch.Tensor"          #: int32: progress_flags bits (has_last 1, off_track 2, wrong_way 4,
+    #:   gate_passed 8, lap_completed 16, full_search 32, invalid_position 64)
+
+
+class Tracks(NamedTuple):
+    """Track arrays over the course's memory. E envs, N = num_samples, G = max_gates gate slots
+    (slots >= num_gates[e] unused). Rewritten by ``regenerate`` for the envs it touches."""
+
+    position: "torch.Tensor"         #: float32 [E, N, 3] [m]: centreline samples, uniform in arc length
+    tangent: "torch.Tensor"          #: float32 [E, N, 3]: unit tangents
+    normal: "torch.Tensor"           #: float32 [E, N, 3]: unit left normals (horizontal)
+    half_width: "torch.Tensor"       #: float32 [E, N] [m]
+    curvature: "torch.Tensor"        #: float32 [E, N] [1/m]
+    gate_centre: "torch.Tensor"      #: float32 [E, G, 3] [m]
+    gate_normal: "torch.Tensor"      #: float32 [E, G, 3]: unit forward crossing direction
+    gate_half_width: "torch.Tensor"  #: float32 [E, G] [m]
+    gate_arc_length: "torch.Tensor"  #: float32 [E, G] [m]
+    length: "torch.Tensor"           #: float32 [E] [m]: centreline length L
+    num_gates: "torch.Tensor"        #: int32 [E]: gates in use, G_e = floor(L / spacing) in [1, G]
+    status: "torch.Tensor"           #: int32 [E]: status bits (valid 1, fallback 2, invalid_input 4, ...)
+    episode: "torch.Tensor"          #: int32 [E]: episode counter (uint32 bits)
+
+
+def _stream_arg(stream) -> Optional[int]:
+    """None (torch's current stream on the course's device), a torch.cuda.Stream or an int handle."""
+    if stream is None:
+        return None
+    handle = getattr(stream, "cuda_stream", stream)
+    if isinstance(handle, bool) or not isinstance(handle, int):
+        raise TypeError(f"stream must be None, a torch.cuda.Stream or an int handle, got {type(stream).__name__}")
+    return handle
+
+
+def _progress_field(name: str, doc: str) -> property:
+    """A read-only shortcut to one of the progress tensors."""
+    return property(lambda self: getattr(self._progress, name), doc=doc)
+
+
+class Course:
+    """A batch of tracks, gates and progress on one CUDA device (C++ ``track_gen::course`` with
+    the library's default policy: conditional skipping available, anchored ownership).
+
+    Build it with :meth:`Course.track` outside any capture. Not thread-safe; do not replay two
+    graphs of one course concurrently (they share its state).
+    """
+
+    def __init__(self, params: TrackParams, checkpoint_spacing: float = 0.6):
+        """Allocates the course and generates every env's track (episode 0) on torch's current
+        stream of ``params.device``.
+
+        Args:
+            params: a :class:`~track_gen.pipeline.presets.TrackParams` (``presets.track(...)``).
+            checkpoint_spacing: gate spacing [m], > 0: each track gets floor(L / spacing) gates.
+        Raises:
+            TypeError: ``params`` is not a TrackParams.
+            ValueError: a parameter out of range (the message names it and its range).
+            track_gen.exec.errors.CaptureError: the stream is capturing (construction allocates).
+        """
+        if not isinstance(params, TrackParams):
+            raise TypeError(f"params must be a track_gen.pipeline.presets.TrackParams "
+                            f"(presets.track(...)), got {type(params).__name__}")
+        if isinstance(checkpoint_spacing, bool) or not isinstance(checkpoint_spacing, (int, float)):
+            raise TypeError(f"checkpoint_spacing must be a number [m], got {checkpoint_spacing!r}")
+        from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
+        self.params = params  #: the TrackParams it was built from
+        self._impl = _extension().Course(params.preset, params.num_envs, dict(params.overrides),
+                                         float(checkpoint_spacing), params.device_index)
+        #: environments E, samples per track N, gate slots per track G, gate spacing [m], device
+        self.num_envs = int(self._impl.num_envs)
+        self.num_samples = int(self._impl.num_samples)
+        self.max_gates = int(self._impl.max_gates)
+        self.checkpoint_spacing = float(self._impl.checkpoint_spacing)
+        self.device = f"cuda:{self._impl.device}"
+        t = self._impl.tensors()
+        self._progress = Progress(**{k: t[k] for k in Progress._fields})
+        self._tracks = Tracks(**{k: t[k] for k in Tracks._fields})
+        self._position = None
+
+    @classmethod
+    def track(cls, params: TrackParams, checkpoint_spacing: float = 0.6) -> "Course":
+        """A course of the ``track`` pipeline (random polar control points, bounded repulsion,
+        centripetal Catmull-Rom spline, arc-length resampling, frames, gates, validation with
+        retries and a fallback ellipse) built from ``params``. See ``__init__``."""
+        return cls(params, checkpoint_spacing)
+
+    # ---- inputs and calls ---------------------------------------------------------------------
+
+    def bind(self, position) -> None:
+        """Binds the agents' positions: a float32 tensor ``[E, 3]`` [m, env-local frames],
+        contiguous, on the course's device. The course keeps a reference and reads it at every
+        ``step``: update it in place (``position.copy_(...)``, ``position[:] = ...``).
+
+        Raises:
+            ValueError: wrong dtype, shape, device or layout (the message says what is expected).
+        """
+        self._impl.bind(position)
+        self._position = position
+
+    def step(self, stream=None) -> None:
+        """Advances every env's progress to its bound position: nearest centreline point, lateral
+        offset, off-track, wrong way, gates passed in order, laps. Asynchronous on ``stream``
+        (default: torch's current stream); recorded when that stream is capturing.
+
+        Raises:
+            RuntimeError: no position bound.
+            track_gen.exec.errors.CaptureError: the stream's capture was invalidated.
+        """
+        reg = recording.current()
+        if reg is not None:
+            reg.note(self)
+        self._impl.step(_stream_arg(stream))
+
+    def regenerate(self, mask=None, advance: bool = True, stream=None) -> None:
+        """Rebuilds the tracks of the envs whose ``mask`` entry is nonzero and resets their
+        progress; ``advance=True`` moves them to their next episode (a new track), ``False``
+        rebuilds the same track. Other envs are untouched, bit for bit.
+
+        Args:
+            mask: ``None`` (every env) or an ``[E]`` int32, bool or uint8 tensor on the course's
+                device, contiguous (read in place, never copied).
+            advance: next episode (True) or the same track again (False).
+            stream: ``None`` (torch's current stream), a ``torch.cuda.Stream`` or an int handle.
+        Recording: inside ``track_gen.interop.torch.registered(conditional=True)`` a masked call
+        on a capturing stream becomes an IF conditional node; otherwise it is recorded
+        unconditionally.
+        Raises:
+            ValueError: a mask of the wrong dtype, shape, device or layout.
+            track_gen.exec.errors.CaptureError: the stream's capture was invalidated.
+        """
+        if not isinstance(advance, bool):
+            raise TypeError(f"advance must be a bool, got {type(advance).__name__} {advance!r}")
+        reg = recording.current()
+        if reg is not None:
+            reg.note(self)
+            conditional, mode = reg.conditional, reg.capture_mode
+        else:
+            conditional, mode = False, recording.CAPTURE_MODES["global"]
+        self._impl.regenerate(mask, advance, _stream_arg(stream), conditional, mode)
+
+    def generation_launches(self, stream=None) -> int:
+        """Generation launches that ran so far (construction, each eager or replayed
+        regeneration; a regeneration skipped by its conditional node does not count).
+        Synchronises the stream. Raises CaptureError on a capturing stream."""
+        return int(self._impl.generation_launches(_stream_arg(stream)))
+
+    # ---- outputs ------------------------------------------------------------------------------
+
+    @property
+    def progress(self) -> Progress:
+        """The progress tensors (views of the course's memory, updated in place)."""
+        return self._progress
+
+    @property
+    def tracks(self) -> Tracks:
+        """The track tensors (views of the course's memory, updated in place)."""
+        return self._tracks
+
+    next_gate = _progress_field("next_gate", "int32 [E]: index of each env's next gate.")
+    laps = _progress_field("laps", "int32 [E]: laps completed since each env's last reset.")
+    gates_passed = _progress_field("gates_passed", "int32 [E]: gates passed since each env's last reset.")
+    lap_progress = _progress_field("lap_progress", "float32 [E] [m]: arc length of each agent's last projection.")
+
+    @property
+    def position(self):
+        """The bound position tensor (None before ``bind``)."""
+        return self._position
+
+    def __repr__(self) -> str:
+        return (f"Course(preset={self.params.preset!r}, num_envs={self.num_envs}, device={self.device!r}, "
+                f"checkpoint_spacing={self.checkpoint_spacing})")

@@ -1,0 +1,1 @@
+"""Interoperability with other frameworks (``track_gen.interop.torch``)."""

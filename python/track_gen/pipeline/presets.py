@@ -1,0 +1,131 @@
+"""Presets: the C++ library's documented default parameters (``include/track_gen/presets.hpp``),
+for a number of environments on a device, with overrides.
+
+    params = presets.track(num_envs=64, device="cuda:0", seed=7, half_width=0.4,
+                           polar={"radius_min": 5.0})
+
+A preset object only records what you asked for; the defaults live in the C++ library (one place),
+and every range is checked there when a ``Course`` is built (``ValueError`` naming the parameter
+and its range). ``TrackParams.resolved()`` shows every value (needs the compiled extension).
+
+Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_samples``,
+``half_width``, ``gate_half_height``, and per stage ``polar.{control_points, radius_min,
+radius_max, angle_jitter, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
+max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
+length_max, turn_radius_min, clearance_margin, max_attempts}``. Give a stage's fields as a dict
+(``polar={"radius_min": 5.0}``) or flattened with a double underscore (``polar__radius_min=5.0``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping
+
+__all__ = ["TrackParams", "track", "drone_track"]
+
+_STAGES = ("polar", "repulsive", "spline", "validate")
+_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
+
+
+@dataclass(frozen=True)
+class TrackParams:
+    """What a ``Course`` is built from: a C++ preset, the number of environments, the CUDA
+    device, and overrides of the preset's parameters (flattened names, e.g.
+    ``"polar.radius_min"``)."""
+
+    preset: str
+    num_envs: int
+    device: str = "cuda:0"
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def device_index(self) -> int:
+        """The CUDA device index (``"cuda"`` means device 0)."""
+        m = _DEVICE.match(self.device)
+        return int(m.group(1) or 0) if m else 0
+
+    def replace(self, **overrides) -> "TrackParams":
+        """A copy with more overrides (same rules as the preset functions)."""
+        merged = dict(self.overrides)
+        merged.update(_flatten(overrides))
+        return TrackParams(self.preset, self.num_envs, self.device, merged)
+
+    def resolved(self) -> Dict[str, Any]:
+        """Every parameter's value, the preset's defaults with the overrides applied (calls the
+        compiled extension; ranges are checked only when a Course is built)."""
+        from .. import _extension
+        return dict(_extension().preset_params(self.preset, self.num_envs, dict(self.overrides)))
+
+
+def _device_string(device) -> str:
+    """'cuda:N' from 'cuda', 'cuda:N', an int N or a torch.device of type cuda."""
+    if isinstance(device, bool):
+        raise TypeError(f"device must be 'cuda', 'cuda:N', an int or a torch.device, got {device!r}")
+    if isinstance(device, int):
+        if device < 0:
+            raise ValueError(f"device index must be >= 0, got {device}")
+        return f"cuda:{device}"
+    text = str(device)
+    m = _DEVICE.match(text)
+    if m is None:
+        raise ValueError(f"device must be a CUDA device ('cuda' or 'cuda:N'), got {device!r}: "
+                         "track_gen's Python course runs on the CUDA backend only")
+    return f"cuda:{int(m.group(1) or 0)}"
+
+
+def _check_value(name: str, value) -> Any:
+    """Numbers only (bool refused: it would silently become 0/1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"track parameter {name!r} must be a number, got {type(value).__name__} {value!r}")
+    if name in ("seed", "env_offset"):
+        if not isinstance(value, int):
+            raise TypeError(f"track parameter {name!r} must be an int, got {value!r}")
+        limit = 2 ** 64 if name == "seed" else 2 ** 32
+        if not 0 <= value < limit:
+            raise ValueError(f"track parameter {name!r} must be in [0, {limit}), got {value}")
+    return value
+
+
+def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
+    """{"polar": {"radius_min": 5}} and {"polar__radius_min": 5} -> {"polar.radius_min": 5}."""
+    flat: Dict[str, Any] = {}
+    for key, value in overrides.items():
+        if key in _STAGES and isinstance(value, Mapping):
+            for sub, v in value.items():
+                flat[f"{key}.{sub}"] = _check_value(f"{key}.{sub}", v)
+            continue
+        name = key.replace("__", ".", 1)
+        flat[name] = _check_value(name, value)
+    return flat
+
+
+def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int):
+        raise TypeError(f"num_envs must be an int, got {num_envs!r}")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    flat = _flatten(overrides)
+    flat["seed"] = _check_value("seed", seed)
+    return TrackParams(preset, num_envs, _device_string(device), flat)
+
+
+def track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackParams:
+    """A small flat closed circuit per environment (C++ ``presets::track``): 12 control points at
+    radii 4-7 m, centrelines of 10-60 m, half-width 0.3 m, 256 samples.
+
+    Args:
+        num_envs: environments (one track each), >= 1.
+        device: the CUDA device of the course ("cuda", "cuda:N", N or a torch.device).
+        seed: seed of every random stream of the batch, in [0, 2**64).
+        **overrides: parameters to change (see the module docstring for the names).
+    Raises:
+        TypeError: a value that is not a number (or num_envs not an int).
+        ValueError: num_envs < 1, a device that is not CUDA, seed out of range.
+    """
+    return _make("track", num_envs, device, seed, overrides)
+
+
+def drone_track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackParams:
+    """As :func:`track`, for drone racing (C++ ``presets::drone_track``): control points at
+    elevations 0.5-2.5 m, half-width 0.5 m, gates 0.5 m high on each side of the centreline."""
+    return _make("drone_track", num_envs, device, seed, overrides)
