@@ -86,14 +86,19 @@ class deferred_frees {
     std::lock_guard<std::mutex> lock(mutex_);
     return pending_.size();
   }
-  /// Counts the user objects alive (created, destructor not run yet).
-  void anchor_created() { ++live_anchors_; }
+  /// Counts the user objects alive (created, destructor not run yet). The first one registers
+  /// the exit handler: after the CUDA runtime's own (the library made CUDA calls before), so it
+  /// runs before the runtime unloads; and only on this CUDA path, so that host-only programs
+  /// never reference the runtime.
+  void anchor_created() {
+    static const bool registered = std::atexit(&deferred_frees::at_exit) == 0;
+    (void)registered;
+    ++live_anchors_;
+  }
   void anchor_destroyed() { --live_anchors_; }
 
  private:
-  /// Registered the first time the queue is used, which is after the CUDA runtime's own exit
-  /// handler (the library makes a CUDA call first), so it runs before the runtime unloads.
-  deferred_frees() { std::atexit(&deferred_frees::at_exit); }
+  deferred_frees() = default;
   /// CUDA runs user-object destructors on its own thread, possibly after the graph that held
   /// them was destroyed and after the program's last library call: wait for the device and
   /// then up to 200 ms for the destructors (objects of graphs still alive at exit never come),
