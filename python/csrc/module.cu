@@ -234,11 +234,23 @@ PYBIND11_MODULE(_C, m) {
   // `except CaptureError` catches both the Python and the C++ checks).
   static py::handle capture_error_type =
       py::object(py::module_::import("track_gen.exec.errors").attr("CaptureError")).release();  // kept for good
+  // The library's other exceptions are translated here too, not by pybind11's built-in
+  // translator: on the H200 machine (torch 2.11, Python 3.12) a std::invalid_argument left to the
+  // built-in one crashed the interpreter (segmentation fault), while this translator's
+  // capture_error path worked. c10::Error is not caught here: torch's translator keeps it.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const tg::capture_error& e) {
       PyErr_SetString(capture_error_type.ptr(), e.what());
+    } catch (const std::invalid_argument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const std::out_of_range& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const std::logic_error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const std::runtime_error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
 

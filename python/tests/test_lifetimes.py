@@ -144,6 +144,13 @@ def test_cpp_retain_helpers_tie_the_memory_to_torch_graphs():
     for graph in (kept, second, plain):
         graph.replay()
     torch.cuda.synchronize()
+    # Deleted one at a time, each with the references it should give back (plain: its capture's
+    # anchor; second and kept: anchor + retain), so that a failure names the graph.
+    graphs = {"plain": (plain, 1), "second": (second, 2), "kept": (kept, 2)}
     del kept, second, plain
-    assert eventually(lambda: impl.owner_use_count() == base), (
-        f"{impl.owner_use_count() - base} references left after the graphs were deleted")
+    for name in ("plain", "second", "kept"):
+        before = impl.owner_use_count()
+        given_back = graphs.pop(name)[1]
+        assert eventually(lambda: impl.owner_use_count() == before - given_back), (
+            f"deleting {name}: {before - impl.owner_use_count()} references given back, expected {given_back}")
+    assert impl.owner_use_count() == base
