@@ -225,47 +225,71 @@ class py_course {
   tt::course_tensors tensors_;
 };
 
+/// track_gen.exec.errors.CaptureError (imported at module initialisation).
+py::handle& capture_error_type() {
+  static py::handle type;
+  return type;
+}
+
+[[noreturn]] void raise_python(PyObject* type, const char* what) {
+  PyErr_SetString(type, what);
+  throw py::error_already_set();
+}
+
+/// Calls `f` and turns the library's exceptions into Python ones right here: capture_error ->
+/// CaptureError, std::invalid_argument -> ValueError, std::out_of_range -> IndexError, other
+/// std::logic_error / std::runtime_error -> RuntimeError. The error is set before the C++
+/// exception leaves, so pybind11 only sees error_already_set and no exception translator runs:
+/// on the H200 machine (torch 2.11, Python 3.12) a std::invalid_argument left to pybind11's
+/// translation crashed the interpreter (segmentation fault) even with a translator of ours
+/// registered for it, while capture_error got through. c10::Error passes to torch's translator.
+template <class F>
+decltype(auto) python_errors(F&& f) {
+  try {
+    return f();
+  } catch (const tg::capture_error& e) {
+    raise_python(capture_error_type().ptr(), e.what());
+  } catch (const std::invalid_argument& e) {
+    raise_python(PyExc_ValueError, e.what());
+  } catch (const std::out_of_range& e) {
+    raise_python(PyExc_IndexError, e.what());
+  } catch (const std::logic_error& e) {
+    raise_python(PyExc_RuntimeError, e.what());
+  } catch (const std::runtime_error& e) {
+    raise_python(PyExc_RuntimeError, e.what());
+  }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "track_gen's C++ course (CUDA backend) for track_gen.course.Course; see track_gen/interop/torch.hpp";
 
   // tg::capture_error -> track_gen.exec.errors.CaptureError (the Python class, so that one
-  // `except CaptureError` catches both the Python and the C++ checks).
-  static py::handle capture_error_type =
-      py::object(py::module_::import("track_gen.exec.errors").attr("CaptureError")).release();  // kept for good
-  // The library's other exceptions are translated here too, not by pybind11's built-in
-  // translator: on the H200 machine (torch 2.11, Python 3.12) a std::invalid_argument left to the
-  // built-in one crashed the interpreter (segmentation fault), while this translator's
-  // capture_error path worked. c10::Error is not caught here: torch's translator keeps it.
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const tg::capture_error& e) {
-      PyErr_SetString(capture_error_type.ptr(), e.what());
-    } catch (const std::invalid_argument& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const std::out_of_range& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
-    } catch (const std::logic_error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    } catch (const std::runtime_error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    }
-  });
+  // `except CaptureError` catches both the Python and the C++ checks); see python_errors.
+  capture_error_type() = py::object(py::module_::import("track_gen.exec.errors").attr("CaptureError")).release();
 
+  using opt_stream = std::optional<std::uintptr_t>;
   py::class_<py_course>(m, "Course")
-      .def(py::init<const std::string&, int, const py::dict&, float, int>(), py::arg("preset"), py::arg("num_envs"),
-           py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"))
-      .def("bind", &py_course::bind, py::arg("position"))
-      .def("step", &py_course::step, py::arg("stream") = py::none())
-      .def("regenerate", &py_course::regenerate, py::arg("mask"), py::arg("advance"), py::arg("stream"),
-           py::arg("conditional"), py::arg("capture_mode"))
-      .def("generation_launches", &py_course::generation_launches, py::arg("stream") = py::none())
-      .def("tensors", &py_course::tensors)
+      .def(py::init([](const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device) {
+             return python_errors([&] { return std::make_unique<py_course>(preset, num_envs, overrides, spacing, device); });
+           }),
+           py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"))
+      .def("bind", [](py_course& c, const at::Tensor& t) { python_errors([&] { c.bind(t); }); }, py::arg("position"))
+      .def("step", [](py_course& c, opt_stream s) { python_errors([&] { c.step(s); }); }, py::arg("stream") = py::none())
+      .def("regenerate",
+           [](py_course& c, const std::optional<at::Tensor>& mask, bool advance, opt_stream s, bool conditional, int mode) {
+             python_errors([&] { c.regenerate(mask, advance, s, conditional, mode); });
+           },
+           py::arg("mask"), py::arg("advance"), py::arg("stream"), py::arg("conditional"), py::arg("capture_mode"))
+      .def("generation_launches", [](const py_course& c, opt_stream s) { return python_errors([&] { return c.generation_launches(s); }); },
+           py::arg("stream") = py::none())
+      .def("tensors", [](const py_course& c) { return python_errors([&] { return c.tensors(); }); })
       .def("owner_use_count", &py_course::owner_use_count)
-      .def("retain_capture", &py_course::retain_capture, py::arg("stream") = py::none())
-      .def("retain_graph", &py_course::retain_graph, py::arg("graph"))
+      .def("retain_capture", [](const py_course& c, opt_stream s) { python_errors([&] { c.retain_capture(s); }); },
+           py::arg("stream") = py::none())
+      .def("retain_graph", [](const py_course& c, at::cuda::CUDAGraph& g) { python_errors([&] { c.retain_graph(g); }); },
+           py::arg("graph"))
       .def_property_readonly("num_envs", &py_course::num_envs)
       .def_property_readonly("num_samples", &py_course::num_samples)
       .def_property_readonly("max_gates", &py_course::max_gates)
@@ -276,12 +300,14 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "capture_info",
       [](std::uintptr_t stream) {
+        return python_errors([&] {
         cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
         unsigned long long id = 0;
         const cudaError_t code =
             cudaStreamGetCaptureInfo(reinterpret_cast<cudaStream_t>(stream), &status, &id, nullptr, nullptr, nullptr, nullptr);
         tg::detail::throw_on_cuda_error(code, "cudaStreamGetCaptureInfo");
         return py::make_tuple(static_cast<int>(status), id);
+        });
       },
       py::arg("stream"),
       "(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated (cudaStreamCaptureStatus)");
@@ -290,7 +316,7 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "preset_params",
       [](const std::string& preset, int num_envs, const py::dict& overrides) {
-        return params_dict(make_params(preset, num_envs, overrides));
+        return python_errors([&] { return params_dict(make_params(preset, num_envs, overrides)); });
       },
       py::arg("preset"), py::arg("num_envs"), py::arg("overrides"),
       "Every parameter of a preset with overrides applied (no range check: construction checks)");

@@ -143,6 +143,7 @@ def test_cpp_retain_helpers_tie_the_memory_to_torch_graphs():
 
     for graph in (kept, second, plain):
         graph.replay()
+    del graph  # the loop variable would keep the last graph (plain) alive
     torch.cuda.synchronize()
     # Deleted one at a time, each with the references it should give back (plain: its capture's
     # anchor; second and kept: anchor + retain), so that a failure names the graph.
