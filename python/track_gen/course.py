@@ -134,8 +134,25 @@ class Course:
         Raises:
             ValueError: wrong dtype, shape, device or layout (the message says what is expected).
         """
+        self._check_tensor(position, "position", ("float32",), (self.num_envs, 3),
+                           f"a float32 tensor of shape [{self.num_envs}, 3]")
         self._impl.bind(position)
         self._position = position
+
+    def _check_tensor(self, t, name: str, dtypes, shape, wanted: str) -> None:
+        """ValueError unless `t` is a contiguous torch tensor on this course's device with one of
+        `dtypes` (names: "float32", "int32", "bool", "uint8") and `shape`. Checked here, before
+        the extension, which checks again (interop/torch.hpp) for C++ callers: on the H200
+        machine a std::invalid_argument thrown inside the extension crashed the interpreter."""
+        import torch  # noqa: PLC0415 - torch is loaded by the extension already
+
+        ok = (isinstance(t, torch.Tensor) and t.is_cuda and t.device.index == self._impl.device
+              and t.is_contiguous() and str(t.dtype).replace("torch.", "") in dtypes and tuple(t.shape) == shape)
+        if not ok:
+            got = (f"{str(t.dtype).replace('torch.', '')} {list(t.shape)} on {t.device}"
+                   f"{'' if t.is_contiguous() else ' (not contiguous)'}" if isinstance(t, torch.Tensor)
+                   else type(t).__name__)
+            raise ValueError(f"track_gen: {name} must be {wanted} on {self.device}, contiguous; got {got}")
 
     def step(self, stream=None) -> None:
         """Advances every env's progress to its bound position: nearest centreline point, lateral
@@ -146,6 +163,8 @@ class Course:
             RuntimeError: no position bound.
             track_gen.exec.errors.CaptureError: the stream's capture was invalidated.
         """
+        if self._position is None:
+            raise RuntimeError("track_gen: course::step: no positions bound; call bind(position=...) first")
         reg = recording.current()
         if reg is not None:
             reg.note(self)
@@ -170,6 +189,9 @@ class Course:
         """
         if not isinstance(advance, bool):
             raise TypeError(f"advance must be a bool, got {type(advance).__name__} {advance!r}")
+        if mask is not None:
+            self._check_tensor(mask, "mask", ("int32", "bool", "uint8"), (self.num_envs,),
+                               f"an int32, bool or uint8 tensor of shape [{self.num_envs}]")
         reg = recording.current()
         if reg is not None:
             reg.note(self)

@@ -23,12 +23,15 @@ void require_range(const char* name, T value, T lo, T hi) {
   if (!(value >= lo && value <= hi)) {
     std::ostringstream os;
     os << "track_gen: " << name << " = " << value << " is out of range: expected [" << lo << ", " << hi << "]";
-    throw std::invalid_argument(os.str());
+    // From the C string: the std::string constructor of std::invalid_argument is the one in
+    // question when a torch extension crashed on the H200 machine (docs/gpu-report.md).
+    const std::string message = os.str();
+    throw std::invalid_argument(message.c_str());
   }
 }
 
 inline void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument("track_gen: " + message);
+  if (!ok) throw std::invalid_argument(("track_gen: " + message).c_str());
 }
 
 inline void check_params(const track_params& p, float checkpoint_spacing) {
