@@ -81,7 +81,7 @@ tg::track_params make_params(const std::string& preset, int num_envs, const py::
   } else if (preset == "drone_track") {
     p = tg::presets::drone_track(num_envs);
   } else {
-    throw std::invalid_argument(("track_gen: unknown preset '" + preset + "'; expected 'track' or 'drone_track'").c_str());
+    throw std::invalid_argument("track_gen: unknown preset '" + preset + "'; expected 'track' or 'drone_track'");
   }
   for (const auto& item : overrides) {
     const std::string name = py::cast<std::string>(item.first);
@@ -105,7 +105,7 @@ tg::track_params make_params(const std::string& preset, int num_envs, const py::
       f.set(p, py::cast<float>(value));
       found = true;
     }
-    if (!found) throw std::invalid_argument(("track_gen: unknown track parameter '" + name + "'; valid: " + valid_names()).c_str());
+    if (!found) throw std::invalid_argument("track_gen: unknown track parameter '" + name + "'; valid: " + valid_names());
   }
   return p;
 }

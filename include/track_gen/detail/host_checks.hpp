@@ -11,27 +11,39 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <sstream>
+#include <cstdio>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace track_gen::detail {
 
+/// `value` as text, as an ostream would print it by default (integers exactly, floating point
+/// as %g). No iostreams: every error path that crashed the torch extension as built on the H200
+/// machine built its message with a std::ostringstream, and the one that worked there did not
+/// (docs/gpu-report.md; the fix is not yet checked there).
+template <class T>
+std::string format_number(T value) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(value);
+  } else {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", static_cast<double>(value));
+    return text;
+  }
+}
+
 template <class T>
 void require_range(const char* name, T value, T lo, T hi) {
   if (!(value >= lo && value <= hi)) {
-    std::ostringstream os;
-    os << "track_gen: " << name << " = " << value << " is out of range: expected [" << lo << ", " << hi << "]";
-    // From the C string: the std::string constructor of std::invalid_argument is the one in
-    // question when a torch extension crashed on the H200 machine (docs/gpu-report.md).
-    const std::string message = os.str();
-    throw std::invalid_argument(message.c_str());
+    throw std::invalid_argument(std::string("track_gen: ") + name + " = " + format_number(value) +
+                                " is out of range: expected [" + format_number(lo) + ", " + format_number(hi) + "]");
   }
 }
 
 inline void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(("track_gen: " + message).c_str());
+  if (!ok) throw std::invalid_argument("track_gen: " + message);
 }
 
 inline void check_params(const track_params& p, float checkpoint_spacing) {

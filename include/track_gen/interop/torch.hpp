@@ -30,7 +30,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -48,9 +47,10 @@ namespace detail {
 /// "float32 [64, 3] on cuda:0 (contiguous)" for the messages.
 inline std::string describe(const at::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
-  std::ostringstream s;
-  s << t.scalar_type() << " " << t.sizes() << " on " << t.device() << (t.is_contiguous() ? "" : " (not contiguous)");
-  return s.str();
+  // Built without iostreams (see detail::format_number in host_checks.hpp for why).
+  std::string s = std::string(c10::toString(t.scalar_type())) + " [";
+  for (std::int64_t i = 0; i < t.dim(); ++i) s += (i > 0 ? ", " : "") + std::to_string(t.size(i));
+  return s + "] on " + t.device().str() + (t.is_contiguous() ? "" : " (not contiguous)");
 }
 
 /// Throws std::invalid_argument unless `t` is a defined, contiguous CUDA tensor on `device`.
