@@ -156,6 +156,9 @@ class Harness:
 
 def test_ten_thousand_replays_match_a_pure_pytorch_reference():
     start = time.monotonic()
+    # Seeded, so that a run's worst case can be reproduced (the motions, NaNs and done masks are
+    # drawn by torch inside the graph: its Philox offsets advance replay by replay).
+    torch.cuda.manual_seed(2026)
     course = make_course(E, seed=29)
     h = Harness(course)
     for _ in range(3):  # eager warm-up (compared too)
