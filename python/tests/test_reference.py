@@ -87,6 +87,9 @@ class Harness:
         self.hint_bad = torch.zeros((), dtype=torch.int64, device=DEVICE)
         self.first_bad = torch.full((), -1, dtype=torch.int64, device=DEVICE)
         self.max_error = torch.zeros((), device=DEVICE)
+        # The worst continuous difference so far: iteration, env, our and the reference's hint,
+        # lap progress and lateral offset, and the position (for the report).
+        self.worst = torch.zeros(11, dtype=torch.float64, device=DEVICE)
         self.borderline = torch.zeros((), dtype=torch.int64, device=DEVICE)
         self.dones = torch.zeros((), dtype=torch.int64, device=DEVICE)
         self.idle_replays = torch.zeros((), dtype=torch.int64, device=DEVICE)
@@ -140,8 +143,16 @@ class Harness:
         hint_bad = torch.minimum(gap, n - gap) > 1
         length = course.tracks.length
         dl = (prog.lap_progress - ref.lap_progress).abs()
-        err = torch.stack([torch.minimum(dl, length - dl), (prog.lateral - ref.lateral).abs(),
-                           (prog.last_position - ref.last_position).abs().amax(-1)]).amax()
+        per_env = torch.stack([torch.minimum(dl, length - dl), (prog.lateral - ref.lateral).abs(),
+                               (prog.last_position - ref.last_position).abs().amax(-1)]).amax(0)
+        err = per_env.amax()
+        e = per_env.argmax()
+        case = torch.stack([self.iteration.to(torch.float64), e.to(torch.float64),
+                            prog.hint[e].to(torch.float64), ref.hint[e].to(torch.float64),
+                            prog.lap_progress[e].to(torch.float64), ref.lap_progress[e].to(torch.float64),
+                            prog.lateral[e].to(torch.float64), ref.lateral[e].to(torch.float64),
+                            *prog.last_position[e].to(torch.float64)])
+        self.worst.copy_(torch.where(err > self.max_error, case, self.worst))
         self.discrete_bad += bad.sum()
         self.hint_bad += hint_bad.sum()
         self.max_error.copy_(torch.maximum(self.max_error, err))
@@ -177,7 +188,8 @@ def test_ten_thousand_replays_match_a_pure_pytorch_reference():
               f"mismatches {int(h.hint_bad)}, max continuous error {float(h.max_error):.2e} m, first mismatch at "
               f"{int(h.first_bad)}, borderline positions {int(h.borderline)}, envs done {int(h.dones)}, replays with "
               f"none done {int(h.idle_replays)}, generation launches {launches}, flag counts "
-              f"{h.flag_counts.tolist()}, laps {int(course.laps.sum())}")
+              f"{h.flag_counts.tolist()}, laps {int(course.laps.sum())}; worst case (iteration, env, hint ours/ref, "
+              f"lap progress ours/ref, lateral ours/ref, position): {[round(v, 6) for v in h.worst.tolist()]}")
     print(report)
     assert int(h.iteration) == REPLAYS + 3
     assert int(h.borderline) == 0, report
