@@ -109,4 +109,17 @@ inline std::string command_line(int argc, char** argv) {
   return command;
 }
 
+#if defined(__CUDACC__)
+/// 0 when a CUDA device is present; otherwise says so on stderr (naming `program`) and returns
+/// 77, the exit status ctest reads as "skipped", as the CUDA tests do.
+inline int require_cuda_device(const char* program) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaSuccess && count > 0) return 0;
+  std::fprintf(stderr, "%s: no CUDA device (%s); nothing to measure\n", program,
+               err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
+  return 77;
+}
+#endif
+
 }  // namespace track_gen_bench

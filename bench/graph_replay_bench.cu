@@ -393,13 +393,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) return 2;
   const std::string command = track_gen_bench::command_line(argc, argv);
 
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "graph_replay_bench: no CUDA device (%s); nothing to measure\n",
-                 err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
-    return 77;  // "skipped", as the CUDA tests report it
-  }
+  if (const int skipped = track_gen_bench::require_cuda_device("graph_replay_bench")) return skipped;
   cudaStream_t stream = nullptr;
   try {
     BENCH_CUDA(cudaSetDevice(0));

@@ -480,13 +480,7 @@ int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) return 2;
   const std::string command = track_gen_bench::command_line(argc, argv);
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "track_gen_bench: no CUDA device (%s); nothing to measure\n",
-                 err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
-    return 77;  // "skipped", as the CUDA tests report it
-  }
+  if (const int skipped = track_gen_bench::require_cuda_device("track_gen_bench")) return skipped;
   std::vector<row> rows;
   std::vector<std::string> errors;
   cudaStream_t stream = nullptr;
