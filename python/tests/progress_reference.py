@@ -109,6 +109,16 @@ class ProgressReference:
         k_all = torch.argmin(d2_all, dim=1)
         best = torch.where(full, k_all, best_local)
         t = torch.where(full, t_all[rows, k_all], t_local[rows, j])
+        arc, lateral, half_width, tangent = self._at(p, tracks, best, t)
+        return best, arc, lateral, half_width, tangent, full
+
+    @staticmethod
+    def _at(p, tracks, best, t):
+        """Arc length, lateral offset, half-width and unit tangent of the point at fraction t [E]
+        of segment best [E] (int64), seen from p [E, 3]."""
+        pos, tan, nrm, hw, length = tracks.position, tracks.tangent, tracks.normal, tracks.half_width, tracks.length
+        n = hw.shape[1]
+        rows = torch.arange(hw.shape[0], device=p.device)
         nxt = (best + 1) % n
         tt = t.unsqueeze(-1)
         point = pos[rows, best] + (pos[rows, nxt] - pos[rows, best]) * tt
@@ -118,7 +128,14 @@ class ProgressReference:
         lateral = _dot(p - point, left)
         s = (best.to(torch.float32) + t) * (length / n)
         arc = torch.where(s >= length, s - length, s)
-        return best, arc, lateral, half_width, tangent, full
+        return arc, lateral, half_width, tangent
+
+    def project_onto(self, p, tracks, segment):
+        """Nearest point of segment ``segment`` [E] (int64) to p [E, 3]: its arc length, the lateral
+        offset of p, and the squared distance, computed as :meth:`step` computes a projection."""
+        t, d2 = _scan(p, tracks.position, segment.unsqueeze(1))
+        arc, lateral, _, _ = self._at(p, tracks, segment, t.squeeze(1))
+        return arc, lateral, d2.squeeze(1)
 
     def _crosses(self, tracks, gate, a, b):
         """Whether segment a -> b crosses gate index ``gate`` [E] forwards through its opening."""

@@ -7,12 +7,16 @@ track, some envs off-track, a few NaN positions), the reference's step, the cour
 masked ``regenerate`` (IF conditional node, in a ``registered`` block: allocating torch ops come
 after it), the reference's reset of the done envs, and the comparison, accumulated on the device.
 
-Comparison: next gate, laps, gates passed, progress flags and the invalid-input status bit
-exactly; the hint (the nearest segment) within one segment, circularly (a point equidistant from
-two segments, at a shared sample, may round either way, with the same arc length); lap progress
-(circularly over the lap), lateral offset and last position within 2e-3 m (float32 arithmetic in
-a different order; when the two pick the segments on either side of a shared sample, the lateral
-offsets use different interpolated normals: 1.02e-3 m was seen once in 10,003 replays on the H200).
+Comparison: next gate, laps, gates passed, progress flags, the invalid-input status bit and the
+last position exactly. The hint (the segment of the nearest point) must be the reference's or its
+neighbour. Lap progress (circularly over the lap) and lateral offset within 2e-4 m of the
+reference's (float32 arithmetic in a different order). Where the two hints are neighbours, the
+point is equidistant, up to rounding, from both segments (each implementation keeps the first of a
+tie in its own search order: ours walks downhill from the last hint, the reference scans the
+window), so the nearest point is not unique and either answer is right; the two answers can lie
+millimetres apart along the track (4.65e-3 m was seen on the H200 when the test compared them
+directly). There the test checks that our segment is as near as the reference's (within 1e-5 m)
+and compares our lap progress and lateral offset with the reference's projection onto OUR segment.
 
 The motion keeps every decision of the semantics away from its threshold, so that float32
 rounding cannot flip it: steps of 0.02-0.2 m forward or 0.02-0.08 m back (at most 6 segments
@@ -38,7 +42,8 @@ REPLAYS = 10_000
 P_DONE = 0.002
 P_NAN = 0.002
 PLANE_MARGIN = 2e-3
-TOLERANCE = 2e-3
+TOLERANCE = 2e-4
+TIE_TOLERANCE = 1e-5
 
 
 def point_at(tracks, s, lat):
@@ -91,6 +96,9 @@ class Harness:
         # lap progress and lateral offset, and the position (for the report).
         self.worst = torch.zeros(11, dtype=torch.float64, device=DEVICE)
         self.borderline = torch.zeros((), dtype=torch.int64, device=DEVICE)
+        self.ties = torch.zeros((), dtype=torch.int64, device=DEVICE)
+        self.tie_gap = torch.zeros((), device=DEVICE)
+        self.tie_spread = torch.zeros((), device=DEVICE)
         self.dones = torch.zeros((), dtype=torch.int64, device=DEVICE)
         self.idle_replays = torch.zeros((), dtype=torch.int64, device=DEVICE)
         self.flag_counts = torch.zeros(7, dtype=torch.int64, device=DEVICE)
@@ -134,25 +142,41 @@ class Harness:
         self.compare()
 
     def compare(self):
-        course, ref, prog = self.course, self.ref, self.course.progress
+        course, ref, prog, tracks = self.course, self.ref, self.course.progress, self.course.tracks
+        n = course.num_samples
+        ours_hint = prog.hint.to(torch.int64)
         bad = ((prog.next_gate.to(torch.int64) != ref.next_gate) | (prog.laps.to(torch.int64) != ref.laps)
                | (prog.gates_passed.to(torch.int64) != ref.gates_passed) | (prog.flags.to(torch.int64) != ref.flags)
-               | (((course.tracks.status & 4) != 0) != ref.invalid_seen))
-        n = course.num_samples
-        gap = (prog.hint.to(torch.int64) - ref.hint).remainder(n)
-        hint_bad = torch.minimum(gap, n - gap) > 1
-        length = course.tracks.length
-        dl = (prog.lap_progress - ref.lap_progress).abs()
-        per_env = torch.stack([torch.minimum(dl, length - dl), (prog.lateral - ref.lateral).abs(),
-                               (prog.last_position - ref.last_position).abs().amax(-1)]).amax(0)
+               | (((tracks.status & 4) != 0) != ref.invalid_seen)
+               | (prog.last_position != ref.last_position).any(-1))
+        gap = (ours_hint - ref.hint).remainder(n)
+        gap = torch.minimum(gap, n - gap)
+        hint_bad = gap > 1
+        # Neighbouring segments: the point is (up to rounding) equidistant from both, so either is
+        # a nearest point. Ours must then be as near as the reference's, and our lap progress and
+        # lateral offset must be the reference's projection onto OUR segment.
+        tie = gap == 1
+        arc_o, lat_o, d2_o = ref.project_onto(ref.last_position, tracks, ours_hint)
+        _, _, d2_r = ref.project_onto(ref.last_position, tracks, ref.hint)
+        tie_gap = torch.where(tie, (d2_o.sqrt() - d2_r.sqrt()).abs(), torch.zeros_like(d2_o))
+        length = tracks.length
+        dl = (prog.lap_progress - torch.where(tie, arc_o, ref.lap_progress)).abs()
+        per_env = torch.maximum(torch.minimum(dl, length - dl),
+                                (prog.lateral - torch.where(tie, lat_o, ref.lateral)).abs())
         err = per_env.amax()
-        e = per_env.argmax()
-        case = torch.stack([self.iteration.to(torch.float64), e.to(torch.float64),
-                            prog.hint[e].to(torch.float64), ref.hint[e].to(torch.float64),
-                            prog.lap_progress[e].to(torch.float64), ref.lap_progress[e].to(torch.float64),
-                            prog.lateral[e].to(torch.float64), ref.lateral[e].to(torch.float64),
-                            *prog.last_position[e].to(torch.float64)])
+        e = per_env.argmax().view(1)
+        pick = lambda v: v.index_select(0, e).to(torch.float64).view(-1)  # noqa: E731 (no host sync)
+        case = torch.cat([self.iteration.to(torch.float64).view(1), e.to(torch.float64), pick(prog.hint), pick(ref.hint),
+                          pick(prog.lap_progress), pick(ref.lap_progress), pick(prog.lateral), pick(ref.lateral),
+                          pick(prog.last_position)])
         self.worst.copy_(torch.where(err > self.max_error, case, self.worst))
+        # How far apart the two answers of a tie lie along the track (for the report).
+        dt = (prog.lap_progress - ref.lap_progress).abs()
+        self.tie_spread.copy_(torch.maximum(self.tie_spread,
+                                            torch.where(tie, torch.minimum(dt, length - dt), torch.zeros_like(dt)).amax()))
+        self.tie_gap.copy_(torch.maximum(self.tie_gap, tie_gap.amax()))
+        self.ties += tie.sum()
+        bad = bad | (tie_gap > TIE_TOLERANCE)
         self.discrete_bad += bad.sum()
         self.hint_bad += hint_bad.sum()
         self.max_error.copy_(torch.maximum(self.max_error, err))
@@ -188,7 +212,8 @@ def test_ten_thousand_replays_match_a_pure_pytorch_reference():
               f"mismatches {int(h.hint_bad)}, max continuous error {float(h.max_error):.2e} m, first mismatch at "
               f"{int(h.first_bad)}, borderline positions {int(h.borderline)}, envs done {int(h.dones)}, replays with "
               f"none done {int(h.idle_replays)}, generation launches {launches}, flag counts "
-              f"{h.flag_counts.tolist()}, laps {int(course.laps.sum())}; worst case (iteration, env, hint ours/ref, "
+              f"{h.flag_counts.tolist()}, laps {int(course.laps.sum())}, ties {int(h.ties)} (distance gap up to "
+              f"{float(h.tie_gap):.1e} m, answers up to {float(h.tie_spread):.2e} m apart along the track); worst case (iteration, env, hint ours/ref, "
               f"lap progress ours/ref, lateral ours/ref, position): {[round(v, 6) for v in h.worst.tolist()]}")
     print(report)
     assert int(h.iteration) == REPLAYS + 3
