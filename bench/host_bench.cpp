@@ -72,11 +72,16 @@ struct flop_model {
   static constexpr double repulsive_per_pushed_point = 15;
   /// repulsive, per point per iteration: control_next = p + push (3).
   static constexpr double repulsive_per_point = 3;
-  /// catmull_rom_point (Barry-Goldman): 3 centripetal knots (7 each: length + sqrt), 2 knot
-  /// sums, t (3), 6 distinct knot differences, 10 divisions + 1 difference, 6 blends of two
-  /// float3 (9 each) = 97.
-  static constexpr double spline_point = 21 + 2 + 3 + 6 + 11 + 54;
-  /// catmull_rom stage, per dense sample: the local parameter (1 divide) + spline_point.
+  /// catmull_rom_segment (power form of one segment): 3 centripetal knots (7 each: length +
+  /// sqrt), the chord (p2 - p1) / d12 (3 + 1 + 3), each tangent (two knot-sum reciprocals or
+  /// reciprocals, three differences, three scales, two adds, the scale by d12: 24), c2 (12) and
+  /// c3 (9) = 97.
+  static constexpr double spline_segment = 21 + 7 + 24 + 24 + 12 + 9;
+  /// catmull_rom stage, once: 1 / samples_per_segment (1).
+  static constexpr double catmull_rom_fixed = 1;
+  /// A point of a segment's power form: Horner, three multiply-adds per coordinate = 18.
+  static constexpr double spline_point = 18;
+  /// catmull_rom stage, per dense sample: the local parameter (1 multiply) + spline_point.
   static constexpr double catmull_rom_per_dense = 1 + spline_point;
   /// resample, per dense sample: chord (sub 3 + length 6) and the scan's add (1).
   static constexpr double resample_per_dense = 9 + 1;
@@ -161,7 +166,7 @@ stage_flops flops_of(const attempt_record& a, int n, const tg::track_params& p) 
     f.v[1] = a.iterations * (tests * m::repulsive_per_test + a.control * m::repulsive_per_point) +
              a.pushes * m::repulsive_per_push + a.pushed_points * m::repulsive_per_pushed_point;
   }
-  f.v[2] = a.dense * m::catmull_rom_per_dense;
+  f.v[2] = a.dense * m::catmull_rom_per_dense + a.control * m::spline_segment + m::catmull_rom_fixed;
   f.v[3] = a.dense * m::resample_per_dense + n * m::resample_per_sample;
   f.v[4] = n * m::frames_per_sample;
   f.v[5] = m::checkpoints_fixed + a.gates * m::checkpoints_per_gate;
@@ -496,14 +501,15 @@ void write_json(const std::string& path, const std::vector<row>& rows, const opt
                "  \"command\": \"%s\",\n  \"threads\": 1,\n  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n"
                "  \"flop_model\": {\"polar_per_point\": %g, \"polar_fixed\": %g, \"repulsive_per_test\": %g, "
                "\"repulsive_per_push\": %g, \"repulsive_per_pushed_point\": %g, \"repulsive_per_point\": %g, "
-               "\"spline_point\": %g, \"catmull_rom_per_dense\": %g, \"resample_per_dense\": %g, "
+               "\"spline_segment\": %g, \"catmull_rom_fixed\": %g, \"spline_point\": %g, \"catmull_rom_per_dense\": %g, \"resample_per_dense\": %g, "
                "\"resample_per_sample\": %g, \"frames_per_sample\": %g, \"checkpoints_fixed\": %g, "
                "\"checkpoints_per_gate\": %g, \"spacing_per_sample\": %g, \"clearance_per_pair\": %g, "
                "\"validate_fixed\": %g},\n  \"rows\": [\n",
                TRACK_GEN_VERSION_MAJOR, TRACK_GEN_VERSION_MINOR, TRACK_GEN_VERSION_PATCH, json_escape(cpu_name()).c_str(),
                json_escape(command).c_str(), static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed),
                m::polar_per_point, m::polar_fixed, m::repulsive_per_test, m::repulsive_per_push,
-               m::repulsive_per_pushed_point, m::repulsive_per_point, m::spline_point, m::catmull_rom_per_dense,
+               m::repulsive_per_pushed_point, m::repulsive_per_point, m::spline_segment, m::catmull_rom_fixed,
+               m::spline_point, m::catmull_rom_per_dense,
                m::resample_per_dense, m::resample_per_sample, m::frames_per_sample, m::checkpoints_fixed,
                m::checkpoints_per_gate, m::spacing_per_sample, m::clearance_per_pair, m::validate_fixed);
   for (std::size_t i = 0; i < rows.size(); ++i) {

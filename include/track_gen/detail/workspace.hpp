@@ -6,6 +6,7 @@
 
 #include <track_gen/course_ref.hpp>
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/stages/catmull_rom_eval.hpp>
 #include <track_gen/random.hpp>
 
 #include <cstddef>
@@ -26,7 +27,7 @@ struct scratch_layout {
   int control_capacity = 0;  ///< control points
   int dense_capacity = 0;    ///< dense centreline samples
   int num_samples = 0;       ///< N
-  std::size_t control = 0, control_next = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
+  std::size_t control = 0, control_next = 0, spline = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
 
   static constexpr std::size_t align(std::size_t b) { return (b + 15u) & ~std::size_t{15u}; }
 
@@ -40,6 +41,8 @@ struct scratch_layout {
     at = align(at + sizeof(float3) * control_capacity);
     l.control_next = at;
     at = align(at + sizeof(float3) * control_capacity);
+    l.spline = at;
+    at = align(at + sizeof(spline_segment) * control_capacity);
     l.dense = at;
     at = align(at + sizeof(float3) * dense_capacity);
     l.dense_s = at;
@@ -56,6 +59,7 @@ struct workspace {
   // Scratch arrays.
   float3* control;       ///< [control_capacity] control points
   float3* control_next;  ///< [control_capacity] next iterate of the repulsive relaxation
+  spline_segment* spline;  ///< [control_capacity] power form of each spline segment (catmull_rom)
   float3* dense;         ///< [dense_capacity] dense centreline samples
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
@@ -101,6 +105,7 @@ struct workspace {
   TRACK_GEN_HD void bind_scratch(unsigned char* base, const scratch_layout& l) {
     control = reinterpret_cast<float3*>(base + l.control);
     control_next = reinterpret_cast<float3*>(base + l.control_next);
+    spline = reinterpret_cast<spline_segment*>(base + l.spline);
     dense = reinterpret_cast<float3*>(base + l.dense);
     dense_s = reinterpret_cast<float*>(base + l.dense_s);
     position = reinterpret_cast<float3*>(base + l.position);

@@ -12,7 +12,8 @@
 namespace track_gen::stages {
 
 /// Periodic centripetal Catmull-Rom spline through the control points, sampled densely:
-/// `samples_per_segment` samples per segment at uniform local parameter.
+/// `samples_per_segment` samples per segment at uniform local parameter. Each segment's power
+/// form is computed once (one thread per segment) and kept for resample.
 struct catmull_rom {
   static constexpr detail::stage_role role = detail::stage_role::interpolate;
   static constexpr std::uint32_t stage_id = 3;
@@ -23,10 +24,12 @@ struct catmull_rom {
     const int m = ws.num_control;
     const int per = p.spline.samples_per_segment;
     const int total = m * per;
+    for (int i = ctx.rank(); i < m; i += ctx.size()) ws.spline[i] = catmull_rom_segment(ws.control, m, i);
+    ctx.sync();
+    const float inv_per = 1.0f / static_cast<float>(per);
     for (int k = ctx.rank(); k < total; k += ctx.size()) {
       const int seg = k / per;
-      const float u = static_cast<float>(k - seg * per) / static_cast<float>(per);
-      ws.dense[k] = catmull_rom_point(ws.control, m, seg, u);
+      ws.dense[k] = ws.spline[seg].point(static_cast<float>(k - seg * per) * inv_per);
     }
     ws.num_dense = total;
     ws.dense_is_spline = true;
@@ -36,8 +39,8 @@ struct catmull_rom {
 
 /// Cumulative chord length of the closed dense centreline (a block-wide inclusive scan), its
 /// total L, and N samples at arc lengths k * L / N: a binary search finds the dense interval,
-/// then the spline is re-evaluated inside it (or the polyline interpolated, for user
-/// centrelines).
+/// then the spline is re-evaluated inside it (the power form catmull_rom kept, or the polyline
+/// interpolated, for user centrelines).
 struct resample {
   static constexpr detail::stage_role role = detail::stage_role::shape;
   static constexpr std::uint32_t stage_id = 4;
@@ -69,7 +72,7 @@ struct resample {
       if (ws.dense_is_spline) {
         const int seg = lo / per;
         const float u = (static_cast<float>(lo - seg * per) + frac) / static_cast<float>(per);
-        ws.position[k] = catmull_rom_point(ws.control, ws.num_control, seg, u);
+        ws.position[k] = ws.spline[seg].point(u);
       } else {
         ws.position[k] = lerp(ws.dense[lo], ws.dense[lo + 1 == nd ? 0 : lo + 1], frac);
       }
