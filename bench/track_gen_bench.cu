@@ -130,6 +130,7 @@ struct options {
   double row_cap_s = 0;  // 0: no cap
   long copy_mib = 2048;
   bool generate = true, step = true, long_rows = true, copy = true;
+  std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
   std::string json;
 };
 
@@ -196,6 +197,7 @@ struct row {
   summary ms{};
   double rate = 0;  // tracks/s, env-steps/s or GB/s (read + write)
   std::string extra;  // further JSON members, each starting with ", "
+  int block_threads = 0;  // generate_block rows: threads per block of the fused kernel
 };
 
 /// Statistics of the tracks of a course: copies the [E] length, gate count and status arrays.
@@ -227,12 +229,21 @@ std::string track_stats_json(const tg::course_ref& view, long envs, double& mean
   return buf;
 }
 
+/// The default tuning with another block size of the fused generation kernel.
+template <int Threads>
+struct block_tuning : tg::default_tuning {
+  static constexpr int generate_block_threads = Threads;
+};
+
+template <int Threads = tg::default_tuning::generate_block_threads>
 row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
   tg::track_params params = tg::presets::track(static_cast<int>(envs));
   params.num_samples = n;
   params.seed = o.seed;
   const ::cuda::stream_ref sref(stream);
-  tg::course<> course(params, o.spacing, sref);
+  using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored,
+                            tg::backend::default_backend, block_tuning<Threads>>;
+  tg::course<tg::presets::track_pipeline, policy> course(params, o.spacing, sref);
   const auto call = [&](int) { course.regenerate(nullptr, true, sref); };
   row r;
   r.scenario = "generate";
@@ -247,7 +258,29 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
   std::snprintf(buf, sizeof buf, ", \"tracks_per_s\": %.6e, \"bytes_written_per_track\": %.1f, ", r.rate,
                 generate_bytes_per_track(n, gates));
   r.extra = buf + stats;
+  if (Threads != tg::default_tuning::generate_block_threads) {
+    r.scenario = "generate_block";
+    r.block_threads = Threads;
+    r.extra += ", \"block_threads\": " + std::to_string(Threads);
+  }
   return r;
+}
+
+/// run_generate with `threads` threads per block (64, 128, 256 or 512).
+row run_generate_block(int threads, long envs, int n, const options& o, cudaStream_t stream) {
+  switch (threads) {
+    case 64: return run_generate<64>(envs, n, o, stream);
+    case 128: return run_generate<128>(envs, n, o, stream);
+    case 256: {
+      row r = run_generate<256>(envs, n, o, stream);
+      r.scenario = "generate_block";
+      r.block_threads = 256;
+      r.extra += ", \"block_threads\": 256";
+      return r;
+    }
+    case 512: return run_generate<512>(envs, n, o, stream);
+    default: throw std::invalid_argument("--block-threads: each value must be 64, 128, 256 or 512");
+  }
 }
 
 row run_step(long envs, const options& o, cudaStream_t stream) {
@@ -372,6 +405,7 @@ bool parse(int argc, char** argv, options& o) {
           "usage: %s [--envs E1,E2,...] [--samples N1,N2,...] [--step-envs E1,E2,...] [--max-envs E]\n"
           "          [--repeats R>=20] [--warmup W] [--row-cap-s S] [--copy-mib M] [--spacing M] [--seed S]\n"
           "          [--only generate,step,copy,long] [--no-long] [--quick] [--json PATH]\n"
+          "          [--block-threads T1,T2,...] (extra generate_block rows: T in {64, 128, 256, 512})\n"
           "defaults: --envs 4096,65536,1048576 --samples 256 --step-envs (= --envs) --repeats 30 --warmup 3\n"
           "          --copy-mib 2048 --spacing 1 --seed 1, every scenario; --quick: --envs 4096,65536\n"
           "          --samples 256 --repeats 20 --copy-mib 512, no long_track rows\n",
@@ -397,6 +431,9 @@ bool parse(int argc, char** argv, options& o) {
     bool ok = true;
     if (a == "--envs") {
       ok = parse_list(v, o.envs, read_long);
+    } else if (a == "--block-threads") {
+      ok = parse_list(v, o.block_threads, [](const char* t, char** e) { return static_cast<int>(std::strtol(t, e, 10)); });
+      for (int t : o.block_threads) ok = ok && (t == 64 || t == 128 || t == 256 || t == 512);
     } else if (a == "--samples") {
       ok = parse_list(v, o.samples, read_long);
     } else if (a == "--step-envs") {
@@ -469,7 +506,8 @@ void print_tables(const std::vector<row>& rows) {
   std::printf("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
     const char* unit = r.scenario == "step" ? "env-steps/s" : (r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)" : "tracks/s");
-    std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", r.scenario.c_str(), r.envs,
+    const std::string name = r.block_threads > 0 ? r.scenario + " (" + std::to_string(r.block_threads) + " threads)" : r.scenario;
+    std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", name.c_str(), r.envs,
                 r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.rate, unit);
   }
 }
@@ -511,6 +549,9 @@ int main(int argc, char** argv) {
           if (e > o.max_envs) continue;
           attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n), errors,
                   [&] { rows.push_back(run_generate(e, n, o, stream)); });
+          for (int t : o.block_threads)
+            attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n) + " threads=" + std::to_string(t),
+                    errors, [&] { rows.push_back(run_generate_block(t, e, n, o, stream)); });
         }
       }
     }

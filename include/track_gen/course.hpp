@@ -77,11 +77,13 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
   const int m = params.polar.control_points;
   const int per = params.spline.samples_per_segment;
   int control_cap = std::max(m, fallback_control_points);
+  int random_control_cap = m;  // the repulsive stage only runs on random tracks
   int dense_cap = control_cap * per;
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
     const int cap = std::max(v.polar.control_points, fallback_control_points);
     control_cap = std::max(control_cap, cap);
+    random_control_cap = std::max(random_control_cap, v.polar.control_points);
     dense_cap = std::max(dense_cap, cap * v.spline.samples_per_segment);
     length_cap = std::max(length_cap, v.validate.length_max);
   }
@@ -100,7 +102,7 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
                                 " m; at most 1e7 gates per track are supported");
   }
   plan.max_gates = std::max(1, static_cast<int>(gates));
-  plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples);
+  plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples, random_control_cap);
   plan.layout = course_layout::make(params.num_envs, params.num_samples, plan.max_gates);
   std::size_t at = plan.layout.bytes;
   plan.user_points = at;

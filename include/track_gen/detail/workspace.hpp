@@ -22,18 +22,30 @@ enum class track_source : int {
   fallback = 3,        ///< control points on the fallback ellipse
 };
 
+/// The repulsive stage splits each control point's segment tests into this many fixed chunks
+/// (partial sums added in chunk order), so that its result does not depend on the block size.
+inline constexpr int repulsive_chunks = 8;
+
+/// One chunk's partial push of the repulsive stage.
+struct repulsive_partial {
+  float3 push;  ///< sum of the chunk's pushes [m]
+  bool pushed;  ///< some segment of the chunk was closer than the clearance
+};
+
 /// Byte offsets of the scratch arrays inside one block's scratch memory.
 struct scratch_layout {
   int control_capacity = 0;  ///< control points
+  int repulsive_capacity = 0;  ///< control points of random tracks (the repulsive stage's partial sums)
   int dense_capacity = 0;    ///< dense centreline samples
   int num_samples = 0;       ///< N
-  std::size_t control = 0, control_next = 0, spline = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
+  std::size_t control = 0, control_next = 0, spline = 0, repulsive = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
 
   static constexpr std::size_t align(std::size_t b) { return (b + 15u) & ~std::size_t{15u}; }
 
-  static scratch_layout make(int control_capacity, int dense_capacity, int num_samples) {
+  static scratch_layout make(int control_capacity, int dense_capacity, int num_samples, int repulsive_capacity = -1) {
     scratch_layout l;
     l.control_capacity = control_capacity;
+    l.repulsive_capacity = repulsive_capacity < 0 ? control_capacity : repulsive_capacity;
     l.dense_capacity = dense_capacity;
     l.num_samples = num_samples;
     std::size_t at = 0;
@@ -43,6 +55,8 @@ struct scratch_layout {
     at = align(at + sizeof(float3) * control_capacity);
     l.spline = at;
     at = align(at + sizeof(spline_segment) * control_capacity);
+    l.repulsive = at;
+    at = align(at + sizeof(repulsive_partial) * repulsive_chunks * l.repulsive_capacity);
     l.dense = at;
     at = align(at + sizeof(float3) * dense_capacity);
     l.dense_s = at;
@@ -60,6 +74,7 @@ struct workspace {
   float3* control;       ///< [control_capacity] control points
   float3* control_next;  ///< [control_capacity] next iterate of the repulsive relaxation
   spline_segment* spline;  ///< [control_capacity] power form of each spline segment (catmull_rom)
+  repulsive_partial* repulsive;  ///< [repulsive_capacity * repulsive_chunks] the repulsive stage's partial sums
   float3* dense;         ///< [dense_capacity] dense centreline samples
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
@@ -106,6 +121,7 @@ struct workspace {
     control = reinterpret_cast<float3*>(base + l.control);
     control_next = reinterpret_cast<float3*>(base + l.control_next);
     spline = reinterpret_cast<spline_segment*>(base + l.spline);
+    repulsive = reinterpret_cast<repulsive_partial*>(base + l.repulsive);
     dense = reinterpret_cast<float3*>(base + l.dense);
     dense_s = reinterpret_cast<float*>(base + l.dense_s);
     position = reinterpret_cast<float3*>(base + l.position);

@@ -39,7 +39,10 @@ struct random_polar {
 /// `clearance` to a polygon segment that is not incident to it or to its neighbours is pushed
 /// away by half the overlap (summed over segments) plus a small pull toward the midpoint of its
 /// neighbours. Stops when the largest overlap is below `tolerance` or after `max_iterations`.
-/// Each thread owns whole points (no atomics), so the result is deterministic.
+/// The M x M (point, segment) tests of an iteration are spread over the block: point i's
+/// segments are split into `detail::repulsive_chunks` fixed chunks, one work item each, whose
+/// partial pushes are then added in chunk order by the thread that owns point i. No atomics, and
+/// the same sums whatever the block size, so the result is deterministic and the host backend's.
 struct repulsive {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 2;
@@ -49,13 +52,17 @@ struct repulsive {
     using namespace detail;
     const int m = ws.num_control;
     const float clearance = p.repulsive.clearance;
+    const int items = m * repulsive_chunks;
     for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
       float overlap = 0.0f;
-      for (int i = ctx.rank(); i < m; i += ctx.size()) {
+      for (int w = ctx.rank(); w < items; w += ctx.size()) {
+        const int i = w / repulsive_chunks;
+        const int chunk = w - i * repulsive_chunks;
         const float3 pi_ = ws.control[i];
         float3 push = f3(0.0f, 0.0f, 0.0f);
         bool pushed = false;
-        for (int j = 0; j < m; ++j) {
+        const int j_end = (chunk + 1) * m / repulsive_chunks;
+        for (int j = chunk * m / repulsive_chunks; j < j_end; ++j) {
           const int rel = wrap(j - i, m);  // segment (j, j+1) touches i-1, i or i+1 when rel in {m-2, m-1, 0, 1}
           if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
           const float3 a = ws.control[j];
@@ -70,14 +77,26 @@ struct repulsive {
             pushed = true;
           }
         }
+        ws.repulsive[w] = repulsive_partial{push, pushed};
+      }
+      // reduce_max ends with a barrier: every partial is written.
+      if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) {
+        const float3 pi_ = ws.control[i];
+        float3 push = f3(0.0f, 0.0f, 0.0f);
+        bool pushed = false;
+        for (int chunk = 0; chunk < repulsive_chunks; ++chunk) {
+          const repulsive_partial part = ws.repulsive[i * repulsive_chunks + chunk];
+          push = push + part.push;
+          pushed = pushed || part.pushed;
+        }
         if (pushed) {
           const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
           push = push + (mid - pi_) * p.repulsive.smoothing;
         }
         ws.control_next[i] = pi_ + push;
       }
-      // reduce_max ends with a barrier: every control_next is written and control is unread.
-      if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+      ctx.sync();
       for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
       ctx.sync();
     }
