@@ -42,8 +42,13 @@ using default_backend = host;
 /// Numeric knobs of the kernels. Derive from it (or write your own struct with the same
 /// members) and pass it as the Tuning parameter of `policy`.
 struct default_tuning {
-  /// Threads per block of the fused generation kernel (one block builds one track).
-  static constexpr int generate_block_threads = 256;
+  /// Threads per block of the fused generation kernel (one block builds one track). 64 is the
+  /// fastest on the H200 for the `track` preset (track_gen_bench --block-threads, median of 20,
+  /// regenerating E = 1M tracks): N = 128: 12.3 ms (64), 14.6 (128), 19.8 (256); N = 256: 18.4,
+  /// 20.3, 23.8 and 41.9 ms (512); N = 512: 27.3, 29.6, 32.2 ms. Fewer threads per track leave
+  /// fewer warps waiting at the barriers after the stages with a few work items (M control
+  /// points, G gates). presets::long_track_tuning uses 256 for 2048 samples.
+  static constexpr int generate_block_threads = 64;
   /// Threads per block of the step kernel (one thread per environment).
   static constexpr int step_block_threads = 256;
   /// Blocks of the step kernel that must fit on one SM at once (`__launch_bounds__`' second
