@@ -366,7 +366,7 @@ std::vector<row> run_copy(const options& o, cudaStream_t stream) {
 /// env, with the grid stage and with it switched off (max_windows = 0), and how many tracks the
 /// stage relaxed in the last timed batch.
 std::vector<row> run_long(int envs, const options& o, cudaStream_t stream) {
-  using course_type = tg::course<tg::presets::long_track_pipeline, tg::presets::long_track_policy>;
+  using course_type = tg::course<tg::presets::long_track_pipeline>;  // grid_pipeline_block_threads (256)
   const ::cuda::stream_ref sref(stream);
   std::vector<row> rows;
   for (const bool stage : {true, false}) {

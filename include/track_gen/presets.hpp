@@ -4,7 +4,6 @@
 
 #include <track_gen/params.hpp>
 #include <track_gen/pipeline.hpp>
-#include <track_gen/policy.hpp>
 
 namespace track_gen::presets {
 
@@ -76,18 +75,5 @@ inline track_params long_track(int num_envs) {
   p.dense_repulsive.tolerance = 0.05f;
   return p;
 }
-
-/// Tuning for `long_track` courses: 256 threads per block of the generation kernel (2048
-/// samples a track: each thread then handles 8 per stage instead of 32). Measured on the H200
-/// (track_gen_bench long rows, median of 20): without the grid stage, 64 envs regenerate in
-/// 0.101 ms with 256 threads against 0.154 ms with the default 64; with the grid stage, which
-/// dominates, 9.2 ms either way.
-struct long_track_tuning : default_tuning {
-  static constexpr int generate_block_threads = 256;
-};
-
-/// The default policy with `long_track_tuning`: `course<long_track_pipeline, long_track_policy>`.
-using long_track_policy = policy<capture::global, skip::conditional, ownership::anchored, backend::default_backend,
-                                 long_track_tuning>;
 
 }  // namespace track_gen::presets

@@ -84,7 +84,7 @@ struct cuda_ops {
   /// possibly inside a capture) and raises the dynamic shared memory limit when needed.
   template <class Pipeline, class Tuning>
   static void prepare(std::size_t scratch_bytes) {
-    constexpr int threads = Tuning::generate_block_threads;
+    constexpr int threads = generate_threads<Pipeline, Tuning>;
     cudaFuncAttributes other{};
     throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads, Tuning::step_min_blocks_per_sm>), "loading the step kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<reduction_threads>), "loading the any-of-mask kernel");
@@ -136,7 +136,7 @@ struct cuda_ops {
   /// course's shared memory), at most one per env.
   template <class Pipeline, class Tuning>
   static unsigned selected_blocks(std::size_t scratch_bytes, int num_envs) {
-    constexpr int threads = Tuning::generate_block_threads;
+    constexpr int threads = generate_threads<Pipeline, Tuning>;
     int device = 0, sms = 0, per_sm = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
@@ -162,7 +162,7 @@ struct cuda_ops {
   template <class Pipeline, class Tuning>
   static void generate_selected(const generate_args& a, const env_selection& sel, const launch_setup& setup,
                                 bool conditional_node, ::cuda::stream_ref stream) {
-    constexpr int threads = Tuning::generate_block_threads;
+    constexpr int threads = generate_threads<Pipeline, Tuning>;
     select_envs(sel, a.mask, a.params.num_envs, stream.get());
     const auto launch = [&](cudaStream_t s) {
       generate_list_kernel<Pipeline, threads><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count);
@@ -212,7 +212,7 @@ struct cuda_ops {
   /// grid-scope stage, its windows and the finish kernel.
   template <class Pipeline, class Tuning>
   static void generate(const generate_args& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
-    constexpr int threads = Tuning::generate_block_threads;
+    constexpr int threads = generate_threads<Pipeline, Tuning>;
     const unsigned blocks = static_cast<unsigned>(a.params.num_envs);
     if constexpr (Pipeline::has_grid) {
       generate_resident_kernel<Pipeline, threads, false><<<blocks, threads, a.layout.bytes, stream.get()>>>(
@@ -223,7 +223,7 @@ struct cuda_ops {
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     if constexpr (Pipeline::has_grid) {
       if (Pipeline::grid_stage::runs(a.params)) {
-        cuda_grid_context<Tuning::generate_block_threads> ctx(stream.get(), setup);
+        cuda_grid_context<threads> ctx(stream.get(), setup);
         Pipeline::grid_stage::run(ctx, a.grid, a.params);
         generate_resident_kernel<Pipeline, threads, true><<<blocks, threads, a.layout.bytes, stream.get()>>>(a.resident,
                                                                                                           nullptr, 0);
