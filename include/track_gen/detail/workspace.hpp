@@ -22,9 +22,12 @@ enum class track_source : int {
   fallback = 3,        ///< control points on the fallback ellipse
 };
 
-/// The repulsive stage splits each control point's segment tests into this many fixed chunks
-/// (partial sums added in chunk order), so that its result does not depend on the block size.
-inline constexpr int repulsive_chunks = 8;
+/// The repulsive stage splits each control point's segment tests into this many chunks (partial
+/// sums added in chunk order): about 128 work items in all, at most 8 chunks a point, one for
+/// M >= 128. A function of M only, so the result does not depend on the block size (or backend).
+TRACK_GEN_HD constexpr int repulsive_chunks(int m) {
+  return m >= 128 ? 1 : (128 / m < 8 ? 128 / m : 8);
+}
 
 /// One chunk's partial push of the repulsive stage.
 struct repulsive_partial {
@@ -38,7 +41,7 @@ struct scratch_layout {
   int repulsive_capacity = 0;  ///< control points of random tracks (the repulsive stage's partial sums)
   int dense_capacity = 0;    ///< dense centreline samples
   int num_samples = 0;       ///< N
-  std::size_t control = 0, control_next = 0, spline = 0, repulsive = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
+  std::size_t control = 0, control_next = 0, spline = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
 
   static constexpr std::size_t align(std::size_t b) { return (b + 15u) & ~std::size_t{15u}; }
 
@@ -53,10 +56,14 @@ struct scratch_layout {
     at = align(at + sizeof(float3) * control_capacity);
     l.control_next = at;
     at = align(at + sizeof(float3) * control_capacity);
+    // The spline's segments (catmull_rom to resample) and the repulsive stage's partial sums
+    // (before catmull_rom, in the next attempt after resample) are never live together: one
+    // region holds both.
     l.spline = at;
-    at = align(at + sizeof(spline_segment) * control_capacity);
-    l.repulsive = at;
-    at = align(at + sizeof(repulsive_partial) * repulsive_chunks * l.repulsive_capacity);
+    const int m = l.repulsive_capacity;
+    const std::size_t partials = sizeof(repulsive_partial) * static_cast<std::size_t>(m > 128 ? m : 128);
+    const std::size_t segments = sizeof(spline_segment) * static_cast<std::size_t>(control_capacity);
+    at = align(at + (partials > segments ? partials : segments));
     l.dense = at;
     at = align(at + sizeof(float3) * dense_capacity);
     l.dense_s = at;
@@ -74,7 +81,7 @@ struct workspace {
   float3* control;       ///< [control_capacity] control points
   float3* control_next;  ///< [control_capacity] next iterate of the repulsive relaxation
   spline_segment* spline;  ///< [control_capacity] power form of each spline segment (catmull_rom)
-  repulsive_partial* repulsive;  ///< [repulsive_capacity * repulsive_chunks] the repulsive stage's partial sums
+  repulsive_partial* repulsive;  ///< [M * repulsive_chunks(M)] the repulsive stage's partial sums (aliases `spline`)
   float3* dense;         ///< [dense_capacity] dense centreline samples
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
@@ -121,7 +128,7 @@ struct workspace {
     control = reinterpret_cast<float3*>(base + l.control);
     control_next = reinterpret_cast<float3*>(base + l.control_next);
     spline = reinterpret_cast<spline_segment*>(base + l.spline);
-    repulsive = reinterpret_cast<repulsive_partial*>(base + l.repulsive);
+    repulsive = reinterpret_cast<repulsive_partial*>(base + l.spline);
     dense = reinterpret_cast<float3*>(base + l.dense);
     dense_s = reinterpret_cast<float*>(base + l.dense_s);
     position = reinterpret_cast<float3*>(base + l.position);

@@ -194,8 +194,8 @@ struct cuda_ops {
     if (total > static_cast<std::size_t>(optin)) {
       throw std::invalid_argument("track_gen: one track needs " + std::to_string(total) +
                                   " bytes of shared memory but this GPU allows " + std::to_string(optin) +
-                                  " per block: lower track_params.num_samples, spline.samples_per_segment or "
-                                  "the size of user centrelines");
+                                  " per block: lower track_params.num_samples, polar.control_points, "
+                                  "spline.samples_per_segment or the size of user tracks");
     }
     // The limit belongs to the kernel on the current device and is shared by every course that
     // launches it there: only raise it.

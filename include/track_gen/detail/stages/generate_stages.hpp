@@ -40,7 +40,7 @@ struct random_polar {
 /// away by half the overlap (summed over segments) plus a small pull toward the midpoint of its
 /// neighbours. Stops when the largest overlap is below `tolerance` or after `max_iterations`.
 /// The M x M (point, segment) tests of an iteration are spread over the block: point i's
-/// segments are split into `detail::repulsive_chunks` fixed chunks, one work item each, whose
+/// segments are split into `detail::repulsive_chunks(M)` chunks, one work item each, whose
 /// partial pushes are then added in chunk order by the thread that owns point i. No atomics, and
 /// the same sums whatever the block size, so the result is deterministic and the host backend's.
 struct repulsive {
@@ -52,17 +52,18 @@ struct repulsive {
     using namespace detail;
     const int m = ws.num_control;
     const float clearance = p.repulsive.clearance;
-    const int items = m * repulsive_chunks;
+    const int chunks = repulsive_chunks(m);
+    const int items = m * chunks;
     for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
       float overlap = 0.0f;
       for (int w = ctx.rank(); w < items; w += ctx.size()) {
-        const int i = w / repulsive_chunks;
-        const int chunk = w - i * repulsive_chunks;
+        const int i = w / chunks;
+        const int chunk = w - i * chunks;
         const float3 pi_ = ws.control[i];
         float3 push = f3(0.0f, 0.0f, 0.0f);
         bool pushed = false;
-        const int j_end = (chunk + 1) * m / repulsive_chunks;
-        for (int j = chunk * m / repulsive_chunks; j < j_end; ++j) {
+        const int j_end = (chunk + 1) * m / chunks;
+        for (int j = chunk * m / chunks; j < j_end; ++j) {
           const int rel = wrap(j - i, m);  // segment (j, j+1) touches i-1, i or i+1 when rel in {m-2, m-1, 0, 1}
           if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
           const float3 a = ws.control[j];
@@ -85,8 +86,8 @@ struct repulsive {
         const float3 pi_ = ws.control[i];
         float3 push = f3(0.0f, 0.0f, 0.0f);
         bool pushed = false;
-        for (int chunk = 0; chunk < repulsive_chunks; ++chunk) {
-          const repulsive_partial part = ws.repulsive[i * repulsive_chunks + chunk];
+        for (int chunk = 0; chunk < chunks; ++chunk) {
+          const repulsive_partial part = ws.repulsive[i * chunks + chunk];
           push = push + part.push;
           pushed = pushed || part.pushed;
         }

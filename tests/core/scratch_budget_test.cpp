@@ -1,0 +1,64 @@
+// The per-track scratch memory (shared memory of one block on the GPU) that make_plan lays out,
+// against the 227 KiB a block may opt into on sm_80 / sm_90 (232,448 bytes; NVIDIA's Hopper and
+// Ampere tuning guides): the presets and large documented parameter values must fit, and the
+// spline's segments share one region with the repulsive stage's partial sums (they are never
+// live together), so adding that stage's work split did not shrink what fits.
+#include <doctest/doctest.h>
+
+#include <track_gen/track_gen.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace {
+
+namespace tg = track_gen;
+constexpr std::size_t sm90_block_optin_bytes = 232448;
+
+std::size_t scratch_bytes(const tg::track_params& p) {
+  return tg::detail::make_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0).scratch.bytes;
+}
+
+}  // namespace
+
+TEST_CASE("the presets' scratch fits one sm_90 block") {
+  CHECK(scratch_bytes(tg::presets::track(1)) <= sm90_block_optin_bytes);
+  CHECK(scratch_bytes(tg::presets::drone_track(1)) <= sm90_block_optin_bytes);
+  CHECK(scratch_bytes(tg::presets::long_track(1)) <= sm90_block_optin_bytes);
+}
+
+TEST_CASE("1024 control points with 8 samples per segment fit one sm_90 block") {
+  tg::track_params p = tg::presets::track(1);
+  p.polar.control_points = 1024;
+  p.spline.samples_per_segment = 8;
+  const std::size_t bytes = scratch_bytes(p);
+  INFO("scratch " << bytes << " bytes");
+  CHECK(bytes <= sm90_block_optin_bytes);
+}
+
+TEST_CASE("the spline's segments and the repulsive partial sums share one region") {
+  tg::track_params p = tg::presets::track(1);
+  p.polar.control_points = 256;
+  const tg::detail::scratch_layout l =
+      tg::detail::make_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0).scratch;
+  tg::detail::workspace ws{};
+  std::vector<unsigned char> base(l.bytes);
+  ws.bind_scratch(base.data(), l);
+  CHECK(static_cast<void*>(ws.repulsive) == static_cast<void*>(ws.spline));
+  // The region holds the larger of the two: 256 segments of 48 bytes, and 256 points x
+  // repulsive_chunks(256) = 1 partial of 16 bytes.
+  const std::size_t region = l.dense - l.spline;
+  CHECK(region >= sizeof(tg::detail::spline_segment) * 256);
+  CHECK(region >= sizeof(tg::detail::repulsive_partial) * 256 * tg::detail::repulsive_chunks(256));
+  CHECK(region < sizeof(tg::detail::spline_segment) * 256 + sizeof(tg::detail::repulsive_partial) * 256);
+}
+
+TEST_CASE("repulsive_chunks keeps about 128 work items and at most 8 chunks a point") {
+  for (int m = 4; m <= 1024; ++m) {
+    const int c = tg::detail::repulsive_chunks(m);
+    CHECK(c >= 1);
+    CHECK(c <= 8);
+    CHECK(m * c <= (m > 128 ? m : 128));
+  }
+  CHECK(tg::detail::repulsive_chunks(12) == 8);  // the track preset: the split measured on the H200
+}
