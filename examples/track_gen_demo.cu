@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
       ex::cuda_executor gpu(0);
       return ex::run_demo(o, gpu);
     }
-    const std::string why = err == cudaSuccess ? std::string("no CUDA device")
-                                               : std::string("no usable CUDA device: ") + cudaGetErrorName(err);
+    // cudaErrorInsufficientDriver is also what a machine without any GPU (no driver) reports.
+    const std::string why =
+        err == cudaSuccess ? std::string("no CUDA device")
+                           : std::string("no usable CUDA device (no GPU, or no driver for it: ") + cudaGetErrorName(err) + ")";
     ex::host_executor host(why);
     return ex::run_demo(o, host);
   } catch (const std::exception& e) {
