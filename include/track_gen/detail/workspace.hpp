@@ -111,7 +111,7 @@ struct workspace {
   int num_samples;
   int max_gates;
   float checkpoint_spacing;
-  bool dense_is_spline;  ///< dense samples come from the spline (resample re-evaluates it)
+  bool dense_is_spline;  ///< dense samples come from the spline (resample re-evaluates it); a stage that moves them sets false
   float length;
   float max_curvature;
   bool finite;
