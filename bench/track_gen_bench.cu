@@ -258,29 +258,23 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
   std::snprintf(buf, sizeof buf, ", \"tracks_per_s\": %.6e, \"bytes_written_per_track\": %.1f, ", r.rate,
                 generate_bytes_per_track(n, gates));
   r.extra = buf + stats;
-  if (Threads != tg::default_tuning::generate_block_threads) {
-    r.scenario = "generate_block";
-    r.block_threads = Threads;
-    r.extra += ", \"block_threads\": " + std::to_string(Threads);
-  }
   return r;
 }
 
-/// run_generate with `threads` threads per block (64, 128, 256 or 512).
+/// A generate_block row: run_generate with `threads` threads per block (64, 128, 256 or 512).
 row run_generate_block(int threads, long envs, int n, const options& o, cudaStream_t stream) {
+  row r;
   switch (threads) {
-    case 64: return run_generate<64>(envs, n, o, stream);
-    case 128: return run_generate<128>(envs, n, o, stream);
-    case 256: {
-      row r = run_generate<256>(envs, n, o, stream);
-      r.scenario = "generate_block";
-      r.block_threads = 256;
-      r.extra += ", \"block_threads\": 256";
-      return r;
-    }
-    case 512: return run_generate<512>(envs, n, o, stream);
+    case 64: r = run_generate<64>(envs, n, o, stream); break;
+    case 128: r = run_generate<128>(envs, n, o, stream); break;
+    case 256: r = run_generate<256>(envs, n, o, stream); break;
+    case 512: r = run_generate<512>(envs, n, o, stream); break;
     default: throw std::invalid_argument("--block-threads: each value must be 64, 128, 256 or 512");
   }
+  r.scenario = "generate_block";
+  r.block_threads = threads;
+  r.extra += ", \"block_threads\": " + std::to_string(threads);
+  return r;
 }
 
 row run_step(long envs, const options& o, cudaStream_t stream) {

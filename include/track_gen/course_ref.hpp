@@ -170,21 +170,23 @@ class track_ref {
   }
 
  private:
-  TRACK_GEN_HD float segment_distance2(float3 p, int k) const {
+  /// Squared distance from `p` to segment k (samples k, k + 1), and the closest point's fraction t.
+  TRACK_GEN_HD float segment_distance2(float3 p, int k, float& t) const {
     using namespace detail;
     const float3 a = position_[k];
     const float3 b = position_[k + 1 == num_samples_ ? 0 : k + 1];
-    const float3 d = p - lerp(a, b, closest_parameter(p, a, b));
+    t = closest_parameter(p, a, b);
+    const float3 d = p - lerp(a, b, t);
     return dot(d, d);
+  }
+  TRACK_GEN_HD float segment_distance2(float3 p, int k) const {
+    float t;
+    return segment_distance2(p, k, t);
   }
 
   TRACK_GEN_HD void scan_segment(float3 p, int k, int& best, float& best_t, float& best_d2) const {
-    using namespace detail;
-    const float3 a = position_[k];
-    const float3 b = position_[k + 1 == num_samples_ ? 0 : k + 1];
-    const float t = closest_parameter(p, a, b);
-    const float3 d = p - lerp(a, b, t);
-    const float d2 = dot(d, d);
+    float t;
+    const float d2 = segment_distance2(p, k, t);
     if (d2 < best_d2) {
       best_d2 = d2;
       best = k;

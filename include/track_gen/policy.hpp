@@ -52,7 +52,7 @@ struct default_tuning {
   /// Threads per block of the generation kernels (fused, finish, and the grid-scope stage's
   /// context) of pipelines with a grid-scope stage, such as presets::long_track_pipeline (2048
   /// samples: 8 per thread and stage). On the H200, long_track without its grid stage regenerates
-  /// 64 envs in 0.101 ms with 256 threads against 0.154 ms with 64. And with 64 threads,
+  /// 64 envs in 0.0564 ms with 256 threads against 0.154 ms with 64 (same stages). And with 64 threads,
   /// compute-sanitizer racecheck crashed (a host SIGSEGV, no hazard reported) on the replayed
   /// long_track test, where 256 passes: not understood yet (docs/gpu-report.md), so 256 it is.
   static constexpr int grid_pipeline_block_threads = 256;

@@ -239,10 +239,10 @@ py::handle& capture_error_type() {
 /// Calls `f` and turns the library's exceptions into Python ones right here: capture_error ->
 /// CaptureError, std::invalid_argument -> ValueError, std::out_of_range -> IndexError, other
 /// std::logic_error / std::runtime_error -> RuntimeError. The error is set before the C++
-/// exception leaves, so pybind11 only sees error_already_set and no exception translator runs:
-/// on the H200 machine (torch 2.11, Python 3.12) a std::invalid_argument left to pybind11's
-/// translation crashed the interpreter (segmentation fault) even with a translator of ours
-/// registered for it, while capture_error got through. c10::Error passes to torch's translator.
+/// exception leaves, so pybind11 only sees error_already_set. (It was written while a
+/// std::invalid_argument crashed the interpreter on the H200 machine; that crash came from
+/// messages built with a std::ostringstream, fixed in d37500b, not from the translation.)
+/// c10::Error passes to torch's translator.
 template <class F>
 decltype(auto) python_errors(F&& f) {
   try {

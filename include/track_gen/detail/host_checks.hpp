@@ -20,9 +20,9 @@
 namespace track_gen::detail {
 
 /// `value` as text, as an ostream would print it by default (integers exactly, floating point
-/// as %g). No iostreams: every error path that crashed the torch extension as built on the H200
-/// machine built its message with a std::ostringstream, and the one that worked there did not
-/// (docs/gpu-report.md; the fix is not yet checked there).
+/// as %g). No iostreams: error messages built with a std::ostringstream crashed the torch
+/// extension as built on the H200 machine; built this way they raise ValueError there
+/// (docs/gpu-report.md, runs from 9ffa800 on).
 template <class T>
 std::string format_number(T value) {
   if constexpr (std::is_integral_v<T>) {

@@ -22,11 +22,15 @@ enum class track_source : int {
   fallback = 3,        ///< control points on the fallback ellipse
 };
 
+/// Work items the repulsive stage aims at per iteration (M x chunks, for M below it).
+inline constexpr int repulsive_work_items = 128;
+
 /// The repulsive stage splits each control point's segment tests into this many chunks (partial
-/// sums added in chunk order): about 128 work items in all, at most 8 chunks a point, one for
-/// M >= 128. A function of M only, so the result does not depend on the block size (or backend).
+/// sums added in chunk order): about repulsive_work_items work items in all, at most 8 chunks a
+/// point, one for M >= repulsive_work_items. A function of M only, so the result does not depend
+/// on the block size (or backend).
 TRACK_GEN_HD constexpr int repulsive_chunks(int m) {
-  return m >= 128 ? 1 : (128 / m < 8 ? 128 / m : 8);
+  return m >= repulsive_work_items ? 1 : (repulsive_work_items / m < 8 ? repulsive_work_items / m : 8);
 }
 
 /// One chunk's partial push of the repulsive stage.
@@ -60,8 +64,9 @@ struct scratch_layout {
     // (before catmull_rom, in the next attempt after resample) are never live together: one
     // region holds both.
     l.spline = at;
-    const int m = l.repulsive_capacity;
-    const std::size_t partials = sizeof(repulsive_partial) * static_cast<std::size_t>(m > 128 ? m : 128);
+    const int m = l.repulsive_capacity;  // M x repulsive_chunks(M) <= max(M, repulsive_work_items)
+    const std::size_t partials =
+        sizeof(repulsive_partial) * static_cast<std::size_t>(m > repulsive_work_items ? m : repulsive_work_items);
     const std::size_t segments = sizeof(spline_segment) * static_cast<std::size_t>(control_capacity);
     at = align(at + (partials > segments ? partials : segments));
     l.dense = at;
