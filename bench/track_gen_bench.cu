@@ -6,6 +6,9 @@
 /// - `step`: course::step (progress of one agent per env), preset `track` (N = 256), for every E
 ///   of --step-envs; before each timed step an untimed kernel moves every agent a little along
 ///   its track with a small lateral swing, so that the projection does its usual local search;
+/// - `step_after_reset`: the same, but the untimed kernel also resets every env's progress
+///   (course_ref::reset_progress), as a regeneration does: each projection is the O(N) search
+///   (no last position), the cost of the first step after every env was regenerated;
 /// - `copy`: the copy-bandwidth floor measured in the same run: cudaMemcpyAsync device to device
 ///   of a --copy-mib buffer, and a copy kernel (one 16-byte load and store per thread), in GB/s
 ///   counting the bytes read plus the bytes written;
@@ -277,7 +280,15 @@ row run_generate_block(int threads, long envs, int n, const options& o, cudaStre
   return r;
 }
 
-row run_step(long envs, const options& o, cudaStream_t stream) {
+/// Resets every env's progress to the start line (no last position): the next step's projection
+/// is the O(N) search.
+__global__ void reset_progress_kernel(const tg::course_ref view) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e < view.num_envs()) view.reset_progress(e);
+}
+
+/// A `step` row, or with `after_reset` a `step_after_reset` row.
+row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset) {
   tg::track_params params = tg::presets::track(static_cast<int>(envs));
   params.seed = o.seed;
   const ::cuda::stream_ref sref(stream);
@@ -290,6 +301,7 @@ row run_step(long envs, const options& o, cudaStream_t stream) {
   int moves = 0;
   const auto move = [&](int) {
     place_agents<<<blocks, threads, 0, stream>>>(view, positions.p, moves++, 0.15f);
+    if (after_reset) reset_progress_kernel<<<blocks, threads, 0, stream>>>(view);
     BENCH_CUDA(cudaGetLastError());
   };
   const auto call = [&](int) { course.step(sref); };
@@ -298,7 +310,7 @@ row run_step(long envs, const options& o, cudaStream_t stream) {
     call(w);
   });
   row r;
-  r.scenario = "step";
+  r.scenario = after_reset ? "step_after_reset" : "step";
   r.envs = envs;
   r.samples = params.num_samples;
   r.repeats = row_repeats(pace, o);
@@ -499,7 +511,7 @@ void print_tables(const std::vector<row>& rows) {
   std::printf("| scenario | E | N | repeats | median ms | p10 ms | p90 ms | min ms | max ms | rate |\n");
   std::printf("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
-    const char* unit = r.scenario == "step" ? "env-steps/s" : (r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)" : "tracks/s");
+    const char* unit = r.scenario.rfind("step", 0) == 0 ? "env-steps/s" : (r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)" : "tracks/s");
     const std::string name = r.block_threads > 0 ? r.scenario + " (" + std::to_string(r.block_threads) + " threads)" : r.scenario;
     std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", name.c_str(), r.envs,
                 r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.rate, unit);
@@ -552,7 +564,9 @@ int main(int argc, char** argv) {
     if (o.step) {
       for (long e : o.step_envs) {
         if (e > o.max_envs) continue;
-        attempt("step E=" + std::to_string(e), errors, [&] { rows.push_back(run_step(e, o, stream)); });
+        attempt("step E=" + std::to_string(e), errors, [&] { rows.push_back(run_step(e, o, stream, false)); });
+        attempt("step_after_reset E=" + std::to_string(e), errors,
+                [&] { rows.push_back(run_step(e, o, stream, true)); });
       }
     }
     if (o.long_rows) {

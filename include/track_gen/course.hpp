@@ -556,7 +556,7 @@ class course {
   detail::env_selection selection() const {
     unsigned char* base = storage_.get();
     return {reinterpret_cast<int*>(base + plan_.layout.env_list), reinterpret_cast<int*>(base + plan_.layout.env_count),
-            base + plan_.select_temp, plan_.select_temp_bytes, selected_blocks_};
+            reinterpret_cast<int*>(base + plan_.layout.env_next), base + plan_.select_temp, plan_.select_temp_bytes, selected_blocks_};
   }
 #endif
 

@@ -36,6 +36,13 @@ struct projection {
   bool full_search;   ///< the local search failed and the O(N) search was used
 };
 
+/// The nearest segment found so far by a search of a track's centreline.
+struct nearest_segment {
+  int segment = 0;        ///< sample index k of the segment (samples k, k+1 mod N)
+  float t = 0.0f;         ///< fraction along it of the nearest point, in [0, 1]
+  float distance2 = 3.0e38f;  ///< squared distance to that point [m^2]; 3e38 = none found yet
+};
+
 /// Pointers to every track array of a batch (see the file comment for layout and memory space).
 struct track_arrays {
   float3* position = nullptr;         ///< [E * N] centreline samples [m]
@@ -120,50 +127,69 @@ class track_ref {
   /// that of two segments sharing the nearest sample the earlier one is reported, as a scan of
   /// the whole window would. It reads a few samples where a scan of the window reads 2W + 2.
   TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
+    nearest_segment best;
+    const bool full = project_local(p, hint, window, best);
+    if (full) {
+      best = nearest_segment{};
+      scan_segments(p, 0, 1, best);
+    }
+    return projection_at(p, best, full);
+  }
+
+  /// The local part of project(): the downhill walk from `hint` and the scan around its
+  /// minimum, into `best`. Returns true when the O(N) search is needed instead (`window <= 0`,
+  /// 2 window + 1 >= N, the minimum on the window's edge, or farther than the half-width).
+  TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best) const {
     using namespace detail;
     const int n = num_samples_;
-    int best = 0;
-    float best_t = 0.0f, best_d2 = 3.0e38f;
-    bool full = window <= 0 || 2 * window + 1 >= n;
-    if (!full) {
-      hint = wrap(hint, n);
-      const float here = segment_distance2(p, hint);
-      const float before = segment_distance2(p, wrap(hint - 1, n));
-      const float after = segment_distance2(p, wrap(hint + 1, n));
-      const int dir = before < here ? -1 : (after < here ? 1 : 0);
-      int off = 0;  // offset of the local minimum from the hint
-      if (dir != 0) {
-        float d2 = dir < 0 ? before : after;
-        off = dir;
-        while (off != dir * window) {
-          const float next = segment_distance2(p, wrap(hint + off + dir, n));
-          if (!(next < d2)) break;
-          d2 = next;
-          off += dir;
-        }
+    if (window <= 0 || 2 * window + 1 >= n) return true;
+    hint = wrap(hint, n);
+    const float here = segment_distance2(p, hint);
+    const float before = segment_distance2(p, wrap(hint - 1, n));
+    const float after = segment_distance2(p, wrap(hint + 1, n));
+    const int dir = before < here ? -1 : (after < here ? 1 : 0);
+    int off = 0;  // offset of the local minimum from the hint
+    if (dir != 0) {
+      float d2 = dir < 0 ? before : after;
+      off = dir;
+      while (off != dir * window) {
+        const float next = segment_distance2(p, wrap(hint + off + dir, n));
+        if (!(next < d2)) break;
+        d2 = next;
+        off += dir;
       }
-      for (int o = off - 1; o <= off + 1; ++o) scan_segment(p, wrap(hint + o, n), best, best_t, best_d2);
-      full = off == window || off == -window;  // minimum on the window's edge: may lie beyond
-      // Farther than the half-width from the local minimum, another part of the track may be
-      // nearer (a jump across the infield): validation only guarantees that distant parts are
-      // 2 * half_width + margin apart, so within the half-width the local minimum is global.
-      if (!full) full = best_d2 > half_width_[best] * half_width_[best];
     }
-    if (full) {
-      best_d2 = 3.0e38f;
-      for (int k = 0; k < n; ++k) scan_segment(p, k, best, best_t, best_d2);
-    }
-    const int next = best + 1 == n ? 0 : best + 1;
+    for (int o = off - 1; o <= off + 1; ++o) scan_segment(p, wrap(hint + o, n), best);
+    if (off == window || off == -window) return true;  // minimum on the window's edge: may lie beyond
+    // Farther than the half-width from the local minimum, another part of the track may be
+    // nearer (a jump across the infield): validation only guarantees that distant parts are
+    // 2 * half_width + margin apart, so within the half-width the local minimum is global.
+    return best.distance2 > half_width_[best.segment] * half_width_[best.segment];
+  }
+
+  /// Part of the O(N) search: segments first, first + stride, ... < N in increasing order,
+  /// each replacing `best` when strictly nearer (so the first of equal minima stays). `stride`
+  /// lanes scanning first = 0 .. stride - 1, whose results are then reduced to the least
+  /// (distance2, segment), find what one scan of all N segments finds.
+  TRACK_GEN_HD void scan_segments(float3 p, int first, int stride, nearest_segment& best) const {
+    for (int k = first; k < num_samples_; k += stride) scan_segment(p, k, best);
+  }
+
+  /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search).
+  TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
+    using namespace detail;
+    const int k = best.segment;
+    const int next = k + 1 == num_samples_ ? 0 : k + 1;
     projection r;
-    r.segment = best;
-    r.t = best_t;
-    r.point = lerp(position_[best], position_[next], best_t);
-    r.tangent = normalize_or(lerp(tangent_[best], tangent_[next], best_t), tangent_[best]);
-    const float3 left = normalize_or(lerp(normal_[best], normal_[next], best_t), normal_[best]);
-    r.half_width = lerp(half_width_[best], half_width_[next], best_t);
+    r.segment = k;
+    r.t = best.t;
+    r.point = lerp(position_[k], position_[next], best.t);
+    r.tangent = normalize_or(lerp(tangent_[k], tangent_[next], best.t), tangent_[k]);
+    const float3 left = normalize_or(lerp(normal_[k], normal_[next], best.t), normal_[k]);
+    r.half_width = lerp(half_width_[k], half_width_[next], best.t);
     r.lateral = dot(p - r.point, left);
-    r.distance = std::sqrt(best_d2);
-    float s = (static_cast<float>(best) + best_t) * sample_spacing();
+    r.distance = std::sqrt(best.distance2);
+    float s = (static_cast<float>(k) + best.t) * sample_spacing();
     r.arc_length = s >= length_ ? s - length_ : s;
     r.full_search = full;
     return r;
@@ -184,14 +210,10 @@ class track_ref {
     return segment_distance2(p, k, t);
   }
 
-  TRACK_GEN_HD void scan_segment(float3 p, int k, int& best, float& best_t, float& best_d2) const {
+  TRACK_GEN_HD void scan_segment(float3 p, int k, nearest_segment& best) const {
     float t;
     const float d2 = segment_distance2(p, k, t);
-    if (d2 < best_d2) {
-      best_d2 = d2;
-      best = k;
-      best_t = t;
-    }
+    if (d2 < best.distance2) best = nearest_segment{k, t, d2};
   }
 
   const float3* position_ = nullptr;
@@ -239,6 +261,25 @@ TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int nu
 }
 }  // namespace detail
 
+#if defined(__CUDACC__)
+namespace detail {
+/// The least (distance2, segment) over the 32 lanes of a warp, which must all call it (every
+/// lane gets the result): the first of equal minima in segment order, as one scan keeps it.
+__device__ inline nearest_segment warp_nearest(nearest_segment mine) {
+  constexpr unsigned all_lanes = 0xffffffffu;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    nearest_segment other;
+    other.segment = __shfl_xor_sync(all_lanes, mine.segment, offset);
+    other.t = __shfl_xor_sync(all_lanes, mine.t, offset);
+    other.distance2 = __shfl_xor_sync(all_lanes, mine.distance2, offset);
+    if (other.distance2 < mine.distance2 || (other.distance2 == mine.distance2 && other.segment < mine.segment))
+      mine = other;
+  }
+  return mine;
+}
+}  // namespace detail
+#endif
+
 /// Trivially copyable view of a whole course: tracks, gates and progress of every env.
 /// Pass it by value into your kernels; its members are `__host__ __device__`.
 class course_ref {
@@ -279,16 +320,75 @@ class course_ref {
   /// reports `progress_flags::invalid_position` (this step's other event bits are cleared).
   /// Not thread-safe for the same e.
   TRACK_GEN_HD void step(int e, float3 p) const {
-    using namespace detail;
-    std::uint32_t flags = progress_.flags[e] & ~progress_flags::step_events;
-    if (!is_finite(p)) {
-      progress_.flags[e] = flags | progress_flags::invalid_position;
-      tracks_.status[e] |= status::invalid_input;
-      return;
+    pending_step s;
+    if (!begin_step(e, p, s)) return;
+    if (s.full_search) track(e).scan_segments(p, 0, 1, s.nearest);
+    finish_step(e, p, s);
+  }
+
+#if defined(__CUDACC__)
+  /// step() by the 32 lanes of a warp together, for the user's kernels as for the library's:
+  /// the same result as step(e, p) in each lane, bit for bit, but the O(N) searches (the first
+  /// step after a reset, jumps, agents off the track) are shared: for each lane that needs one,
+  /// lane l of the warp scans segments l, l + 32, ... (coalesced loads) and a shuffle reduction
+  /// keeps the first minimum. Device code only; every lane of the warp must call it, converged
+  /// (a block size that is a multiple of 32, no early return before it); lanes without an env
+  /// pass `active = false` (their `e` and `p` are not read).
+  __device__ void step_warp(int e, float3 p, bool active) const {
+    constexpr unsigned all_lanes = 0xffffffffu;
+    const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int lane = static_cast<int>(linear % 32u);
+    pending_step s;
+    const bool going = active && begin_step(e, p, s);
+    unsigned waiting = __ballot_sync(all_lanes, going && s.full_search);
+    while (waiting != 0u) {
+      const int owner = __ffs(static_cast<int>(waiting)) - 1;
+      waiting &= waiting - 1u;
+      const int env = __shfl_sync(all_lanes, e, owner);
+      const float3 q = detail::f3(__shfl_sync(all_lanes, p.x, owner), __shfl_sync(all_lanes, p.y, owner),
+                                  __shfl_sync(all_lanes, p.z, owner));
+      nearest_segment mine;
+      track(env).scan_segments(q, lane, 32, mine);
+      const nearest_segment best = detail::warp_nearest(mine);
+      if (lane == owner) s.nearest = best;
     }
+    if (going) finish_step(e, p, s);
+  }
+#endif
+
+  /// What step() carries from its local search to the rest of the step.
+  struct pending_step {
+    std::uint32_t flags = 0;  ///< the progress flags, this step's events cleared
+    nearest_segment nearest;  ///< the local search's result, or the O(N) search's once done
+    bool full_search = false; ///< the O(N) search is needed (and `nearest` was reset for it)
+  };
+
+  /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
+  /// scan of all N segments into `s.nearest` (track_ref::scan_segments), then finish_step.
+  /// begin_step returns false when `p` is not finite; it has then recorded that, and the step
+  /// is over.
+  TRACK_GEN_HD bool begin_step(int e, float3 p, pending_step& s) const {
+    using namespace detail;
+    s.flags = progress_.flags[e] & ~progress_flags::step_events;
+    if (!is_finite(p)) {
+      progress_.flags[e] = s.flags | progress_flags::invalid_position;
+      tracks_.status[e] |= status::invalid_input;
+      return false;
+    }
+    const bool has_last = (s.flags & progress_flags::has_last) != 0u;
+    s.nearest = nearest_segment{};
+    s.full_search = track(e).project_local(p, progress_.hint[e], has_last ? window_ : 0, s.nearest);
+    if (s.full_search) s.nearest = nearest_segment{};
+    return true;
+  }
+
+  /// The rest of step() once `s.nearest` is final (see begin_step).
+  TRACK_GEN_HD void finish_step(int e, float3 p, const pending_step& s) const {
+    using namespace detail;
     const track_ref tr = track(e);
+    std::uint32_t flags = s.flags;
     const bool has_last = (flags & progress_flags::has_last) != 0u;
-    const projection pr = tr.project(p, progress_.hint[e], has_last ? window_ : 0);
+    const projection pr = tr.projection_at(p, s.nearest, s.full_search);
     if (pr.full_search && has_last) flags |= progress_flags::full_search;
     if (std::fabs(pr.lateral) > pr.half_width) flags |= progress_flags::off_track;
     if (has_last) {

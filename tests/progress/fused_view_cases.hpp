@@ -21,7 +21,9 @@ static_assert(std::is_trivially_copyable_v<track_gen::progress_state>, "progress
 TEST_CASE_TEMPLATE_DEFINE("a user kernel calling view.step(e, p) matches course::step bit for bit", Policy,
                           fused_view_step) {
   const circle c{50.0};
-  const int n = scaled(512, 64);
+  // Not a multiple of 32: the step kernel's last warp has lanes past the last env, which take
+  // part in the warp-shared O(N) searches of the others (detail/progress/kernels.cuh).
+  const int n = scaled(500, 61);
   const int steps = scaled(200, 60);  // 60 steps: the fastest envs (7.45 m/step) complete a lap
   tg::track_params params = user_track_params(n);
   params.num_samples = 128;  // keeps the snapshots small; the track is still valid

@@ -253,4 +253,47 @@ TEST_CASE_TEMPLATE_DEFINE("a jump across the track triggers the full search thro
   }
 }
 
+TEST_CASE_TEMPLATE_DEFINE("the first step after a reset finds what one thread's O(N) scan finds, ties included",
+                          Policy, projection_reset_step_ties) {
+  // Every env's first step is the O(N) search (no last position). course.step shares it among
+  // the lanes of a warp on the CUDA backend; track_ref::project with window 0 (one thread's
+  // scan, on the same backend) is the reference. Agents sit exactly on samples (distance 0 to
+  // the two segments that share the sample: a tie broken by segment order), on segment
+  // midpoints and across the infield; 45 envs, so the kernel's second warp is part-empty.
+  const circle c{50.0};
+  const stadium st{75.0, 10.0};
+  const int num_envs = 45;
+  std::vector<std::vector<float3>> lines;
+  for (int e = 0; e < num_envs; ++e) lines.push_back(e % 2 == 0 ? c.polyline(2000) : st.polyline(2000));
+  rig<Policy> r(user_track_params(num_envs), 10.0f, centreline(lines));
+  const tg::track_snapshot t = r.tracks();
+  require_valid_user_tracks(t);
+  const int n = t.num_samples;
+  for (int e = 0; e < num_envs; ++e) {
+    const std::size_t k = t.sample_index(e, (e * 37) % n), k1 = t.sample_index(e, (e * 37 + 1) % n);
+    const float3 a = t.position[k], b = t.position[k1];
+    switch (e % 3) {
+      case 0: r.positions[static_cast<std::size_t>(e)] = a; break;  // on a sample
+      case 1: r.positions[static_cast<std::size_t>(e)] = v3(0.5 * (a.x + b.x), 0.5 * (a.y + b.y), 0.5 * (a.z + b.z)); break;
+      default: r.positions[static_cast<std::size_t>(e)] = v3(0.3 * a.x, 0.3 * a.y, a.z); break;  // the infield
+    }
+  }
+  r.step();
+  const tg::progress_snapshot snap = r.progress();
+  int on_samples = 0;
+  for (int e = 0; e < num_envs; ++e) {
+    const float3 p = r.positions[static_cast<std::size_t>(e)];
+    const tg::projection want = r.project(e, {p}, {0}, 0)[0];
+    const progress_entry got = entry(snap, e);
+    INFO("env " << e << " " << describe(got) << "; one-thread scan: segment " << want.segment << ", arc "
+                << want.arc_length << ", lateral " << want.lateral);
+    CHECK(got.hint == want.segment);
+    CHECK(same_bits(got.lap_progress, want.arc_length));
+    CHECK(same_bits(got.lateral, want.lateral));
+    CHECK_FALSE(has(got.flags, tg::progress_flags::full_search));  // no last position: not an event
+    on_samples += e % 3 == 0 && want.distance == 0.0f;
+  }
+  CHECK(on_samples > 0);  // the ties did occur
+}
+
 }  // namespace progress_test

@@ -9,11 +9,12 @@
 namespace track_gen::detail {
 
 /// The buffers of a masked regeneration's compaction (backend::cuda): the selected envs
-/// `ids[0, *count)`, cub::DeviceSelect's temporary storage, and the blocks of the grid that
-/// rebuilds them.
+/// `ids[0, *count)`, the grid's work counter (the next index of `ids` to take), cub::DeviceSelect's
+/// temporary storage, and the blocks of the grid that rebuilds them.
 struct env_selection {
   int* ids;
   int* count;
+  int* next;
   void* temp;
   std::size_t temp_bytes;
   unsigned blocks;
@@ -29,6 +30,7 @@ struct course_layout {
   std::size_t launch_count;  ///< unsigned long long: generation launches that ran
   std::size_t any_flag;      ///< int: any-of-mask flag of conditional regeneration
   std::size_t env_count;     ///< int: how many envs the mask selected (masked regeneration)
+  std::size_t env_next;      ///< int: the list kernel's work counter (zeroed before each launch)
   std::size_t env_list;      ///< int [E]: the selected envs, in env order
   std::size_t bytes = 0;
 
@@ -70,6 +72,7 @@ struct course_layout {
     l.launch_count = take(sizeof(unsigned long long));
     l.any_flag = take(sizeof(int));
     l.env_count = take(sizeof(int));
+    l.env_next = take(sizeof(int));
     l.env_list = take(es * sizeof(int));
     l.bytes = at;
     return l;

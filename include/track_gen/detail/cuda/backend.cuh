@@ -165,7 +165,8 @@ struct cuda_ops {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
     select_envs(sel, a.mask, a.params.num_envs, stream.get());
     const auto launch = [&](cudaStream_t s) {
-      generate_list_kernel<Pipeline, threads><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count);
+      throw_on_cuda_error(cudaMemsetAsync(sel.next, 0, sizeof(int), s), "cudaMemsetAsync (the list kernel's work counter)");
+      generate_list_kernel<Pipeline, threads><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next);
       throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     };
     if (!conditional_node) {

@@ -38,16 +38,24 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
 
 /// Masked regeneration of pipelines without a grid-scope stage, after compaction: `list[0,
 /// *count)` holds the envs to rebuild (cub::DeviceSelect::Flagged over the mask). A fixed grid
-/// that fills the GPU once takes them round-robin, so a replay with few done envs launches a
-/// few hundred blocks, not one per env, and the cost follows the number of done envs.
+/// that fills the GPU once, so a replay with few done envs launches a few hundred blocks, not
+/// one per env, and the cost follows the number of done envs. Each block takes the next entry
+/// of the list from `*next` (zero at launch) when it has built its track: a track needs 1 to 16
+/// attempts, so a fixed share per block left the grid waiting for its unluckiest block (the
+/// all-done regeneration of 1M envs took 20.5 ms against 18.3 ms for one block per env, ncu).
 template <class Pipeline, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads)
-    generate_list_kernel(const generate_args args, const int* list, const int* count) {
+    generate_list_kernel(const generate_args args, const int* list, const int* count, int* next) {
   if (blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
+  __shared__ int taken;
   const int n = *count;
-  for (int i = static_cast<int>(blockIdx.x); i < n; i += static_cast<int>(gridDim.x)) {
+  for (;;) {
+    if (threadIdx.x == 0) taken = atomicAdd(next, 1);
+    __syncthreads();  // also: the previous track is done with the block's shared memory
+    const int i = taken;
+    __syncthreads();  // every thread has read `taken` before thread 0 writes it again
+    if (i >= n) break;
     generate_block<Pipeline, BlockThreads, false>(args, list[i]);
-    __syncthreads();  // the next track reuses the block's shared memory
   }
 }
 
