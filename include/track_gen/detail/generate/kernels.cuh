@@ -41,8 +41,9 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
 /// that fills the GPU once, so a replay with few done envs launches a few hundred blocks, not
 /// one per env, and the cost follows the number of done envs. Each block takes the next entry
 /// of the list from `*next` (zero at launch) when it has built its track: a track needs 1 to 16
-/// attempts, so a fixed share per block left the grid waiting for its unluckiest block (the
-/// all-done regeneration of 1M envs took 20.5 ms against 18.3 ms for one block per env, ncu).
+/// attempts, and with a fixed round-robin share per block the all-done regeneration of 1M envs
+/// took 20.5 ms (ncu) against 18.3 ms for one block per env; with the counter, about 18.0 ms
+/// (H200, docs/performance-log.md entry 9).
 template <class Pipeline, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads)
     generate_list_kernel(const generate_args args, const int* list, const int* count, int* next) {
