@@ -20,7 +20,7 @@ How a torch user writes it (and what it costs):
     only the rows still rejected take the new candidate (masked). The library stops each env at
     its first valid attempt; here the 16 attempts always run. `--eager` (peer "torch_eager")
     instead times eager calls that retry only the rejected rows (boolean indexing: dynamic
-    shapes, host syncs, not capturable): about 1.1 attempts per env instead of 16, the faster
+    shapes, host syncs, not capturable): about 1.2 attempts per env instead of 16, the faster
     form at large E; the same compact form builds the tracks of the step rows (untimed).
   * The repulsion runs its 32 iterations for every env, converged envs masked out.
   * step: the full search is computed for every env and selected by mask (a graph cannot run
@@ -572,11 +572,14 @@ def gen_row(args, device, rep, budget, timer, fns, compiled, e, n, use_graph) ->
             first = second
         # The timed calls are graph replays, without the eager call's launch overhead (which
         # dominates at small E): the budget counts one replay, and the next E is predicted
-        # from it (predicting from the eager call skipped every row of the 0b69e5e run).
+        # from it (predicting from the eager call skipped every row of the 0b69e5e run). An
+        # eager call's host overhead does not grow with E either, so eager rows predict
+        # nothing: the next one runs its first call under the row's alarm and is sized by it.
         with pc.alarm(budget.limit() + 5.0, what + " (capture)"):
             replay = capture(device, lambda: course.regenerate(compact=args.eager), use_graph)
             per_call = timer.wall(replay) if use_graph else first
-        budget.record("generate", e, n, per_call)
+        if use_graph:
+            budget.record("generate", e, n, per_call)
         repeats = budget.fit_repeats(per_call, args.warmup, args.repeats, args.min_repeats)
         why = budget.check(what, per_call, args.warmup + max(repeats, args.min_repeats))
         if why or repeats == 0:
@@ -627,8 +630,9 @@ def step_rows_all(args, device, rep, budget, timer, fns, compiled, use_graph):
                 replay = capture(device, agents.step, use_graph)
                 ms = pc.time_steps(timer, replay, agents.place, 2, args.warmup, args.repeats)
             # The next E is predicted from this row's replays (the eager first call is mostly
-            # launch overhead at small E).
-            budget.record("step", e, n, sorted(ms)[len(ms) // 2] * 1e-3 if use_graph else first)
+            # launch overhead at small E; eager rows predict nothing, as in gen_row).
+            if use_graph:
+                budget.record("step", e, n, sorted(ms)[len(ms) // 2] * 1e-3)
             off = agents.off_track()
             if off:
                 print(f"warning: {off} of {e} agents off track in the step rows", file=sys.stderr)

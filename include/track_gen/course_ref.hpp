@@ -331,9 +331,11 @@ class course_ref {
   /// the same result as step(e, p) in each lane, bit for bit, but the O(N) searches (the first
   /// step after a reset, jumps, agents off the track) are shared: for each lane that needs one,
   /// lane l of the warp scans segments l, l + 32, ... (coalesced loads) and a shuffle reduction
-  /// keeps the first minimum. Device code only; every lane of the warp must call it, converged
-  /// (a block size that is a multiple of 32, no early return before it); lanes without an env
-  /// pass `active = false` (their `e` and `p` are not read).
+  /// keeps the first minimum. Device code only. Every lane of the warp must call it, converged
+  /// (a block size that is a multiple of 32, no early return before it), on the same course
+  /// (each lane scans the owner's env in its own view's arrays); lanes without an env pass
+  /// `active = false` (their `e` and `p` are not read). Not checked: `__activemask()` may see a
+  /// warp that has not reconverged yet, so it cannot tell a missing lane from a late one.
   __device__ void step_warp(int e, float3 p, bool active) const {
     constexpr unsigned all_lanes = 0xffffffffu;
     const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);

@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
 /// of the list from `*next` (zero at launch) when it has built its track: a track needs 1 to 16
 /// attempts, and with a fixed round-robin share per block the all-done regeneration of 1M envs
 /// took 20.5 ms (ncu) against 18.3 ms for one block per env; with the counter, about 18.0 ms
-/// (H200, docs/performance-log.md entry 9).
+/// (H200, inferred from the replay figures: docs/performance-log.md entry 9).
 template <class Pipeline, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads)
     generate_list_kernel(const generate_args args, const int* list, const int* count, int* next) {
