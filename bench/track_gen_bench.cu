@@ -328,13 +328,20 @@ row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset)
   }
   if (off != 0) std::fprintf(stderr, "warning: %.0f of %ld agents off track in the step benchmark\n", off, envs);
   const int window = tg::default_tuning::projection_window;
-  const std::size_t bytes = step_bytes_per_env();
   char buf[320];
-  std::snprintf(buf, sizeof buf,
-                ", \"env_steps_per_s\": %.6e, \"window\": %d, \"bytes_per_env\": %zu, \"sector_bytes_per_env\": %zu, "
-                "\"gb_per_s\": %.3f, \"off_track_fraction\": %.6f, \"full_search_fraction\": %.6f",
-                r.rate, window, bytes, step_sector_bytes_per_env(), r.rate * static_cast<double>(bytes) * 1e-9,
-                off / static_cast<double>(envs), full / static_cast<double>(envs));
+  if (after_reset) {
+    // The byte model and the full_search flag are those of the usual step: a step after a reset
+    // reads every sample of the track and sets no flag (no last position), so neither is reported.
+    std::snprintf(buf, sizeof buf, ", \"env_steps_per_s\": %.6e, \"window\": %d, \"off_track_fraction\": %.6f", r.rate,
+                  window, off / static_cast<double>(envs));
+  } else {
+    const std::size_t bytes = step_bytes_per_env();
+    std::snprintf(buf, sizeof buf,
+                  ", \"env_steps_per_s\": %.6e, \"window\": %d, \"bytes_per_env\": %zu, \"sector_bytes_per_env\": %zu, "
+                  "\"gb_per_s\": %.3f, \"off_track_fraction\": %.6f, \"full_search_fraction\": %.6f",
+                  r.rate, window, bytes, step_sector_bytes_per_env(), r.rate * static_cast<double>(bytes) * 1e-9,
+                  off / static_cast<double>(envs), full / static_cast<double>(envs));
+  }
   r.extra = buf;
   return r;
 }

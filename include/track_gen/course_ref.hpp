@@ -129,19 +129,18 @@ class track_ref {
   TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
     nearest_segment best;
     const bool full = project_local(p, hint, window, best);
-    if (full) {
-      best = nearest_segment{};
-      scan_segments(p, 0, 1, best);
-    }
+    if (full) scan_segments(p, 0, 1, best);
     return projection_at(p, best, full);
   }
 
   /// The local part of project(): the downhill walk from `hint` and the scan around its
-  /// minimum, into `best`. Returns true when the O(N) search is needed instead (`window <= 0`,
-  /// 2 window + 1 >= N, the minimum on the window's edge, or farther than the half-width).
+  /// minimum. Returns false with that minimum in `best`, or true when the O(N) search is needed
+  /// instead (`window <= 0`, 2 window + 1 >= N, the minimum on the window's edge, or farther than
+  /// the half-width), with `best` reset to `nearest_segment{}`, where that search starts.
   TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best) const {
     using namespace detail;
     const int n = num_samples_;
+    best = nearest_segment{};
     if (window <= 0 || 2 * window + 1 >= n) return true;
     hint = wrap(hint, n);
     const float here = segment_distance2(p, hint);
@@ -160,11 +159,14 @@ class track_ref {
       }
     }
     for (int o = off - 1; o <= off + 1; ++o) scan_segment(p, wrap(hint + o, n), best);
-    if (off == window || off == -window) return true;  // minimum on the window's edge: may lie beyond
-    // Farther than the half-width from the local minimum, another part of the track may be
-    // nearer (a jump across the infield): validation only guarantees that distant parts are
-    // 2 * half_width + margin apart, so within the half-width the local minimum is global.
-    return best.distance2 > half_width_[best.segment] * half_width_[best.segment];
+    // On the window's edge the minimum may lie beyond. Farther than the half-width from the
+    // local minimum, another part of the track may be nearer (a jump across the infield):
+    // validation only guarantees that distant parts are 2 * half_width + margin apart, so
+    // within the half-width the local minimum is global.
+    const bool full = off == window || off == -window ||
+                      best.distance2 > half_width_[best.segment] * half_width_[best.segment];
+    if (full) best = nearest_segment{};
+    return full;
   }
 
   /// Part of the O(N) search: segments first, first + stride, ... < N in increasing order,
@@ -362,7 +364,7 @@ class course_ref {
   struct pending_step {
     std::uint32_t flags = 0;  ///< the progress flags, this step's events cleared
     nearest_segment nearest;  ///< the local search's result, or the O(N) search's once done
-    bool full_search = false; ///< the O(N) search is needed (and `nearest` was reset for it)
+    bool full_search = false; ///< the O(N) search is needed (`nearest` is then reset for it)
   };
 
   /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
@@ -378,9 +380,7 @@ class course_ref {
       return false;
     }
     const bool has_last = (s.flags & progress_flags::has_last) != 0u;
-    s.nearest = nearest_segment{};
     s.full_search = track(e).project_local(p, progress_.hint[e], has_last ? window_ : 0, s.nearest);
-    if (s.full_search) s.nearest = nearest_segment{};
     return true;
   }
 
