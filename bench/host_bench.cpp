@@ -286,28 +286,23 @@ profile_result run_profile(int envs, int n, float spacing, std::uint64_t seed) {
   const int control_cap = std::max(p.polar.control_points, fallback_control_points);
   const scratch_layout layout = scratch_layout::make(control_cap, control_cap * p.spline.samples_per_segment, n);
   std::vector<unsigned char> scratch(layout.bytes);
-  std::vector<float3> pos(n), tan(n), nor(n), gc(max_gates), gn(max_gates);
-  std::vector<float> hw(n), curv(n), ghw(max_gates), garc(max_gates), length(1);
-  std::vector<int> num_gates(1), ints(6);
-  std::vector<std::uint32_t> status(1), episode(1), flags(1);
-  std::vector<float> floats(2);
-  std::vector<float3> last(1);
+  // One env's track arrays (the batch's field table); env e's random streams come from env_offset = e.
+  tg::track_batch<tg::host_policy> batch(1, n, max_gates);
+  const tg::track_arrays out = batch.view().arrays();
 
   profile_result r;
   r.envs = envs;
   double random_attempts = 0, fallbacks = 0, iterations = 0, pushes = 0, clearance = 0, attempts_total = 0;
   for (int e = 0; e < envs; ++e) {
-    generate_args a{};
+    generate_args<no_env_hook> a{};
     a.params = p;
     a.params.env_offset = static_cast<std::uint32_t>(e);
     a.checkpoint_spacing = spacing;
     a.max_gates = max_gates;
     a.layout = layout;
-    a.tracks = {pos.data(), tan.data(), nor.data(), hw.data(), curv.data(), gc.data(), gn.data(), ghw.data(),
-                garc.data(), length.data(), num_gates.data(), status.data(), episode.data()};
-    a.progress = {&ints[0], &ints[1], &ints[2], &floats[0], &floats[1], &ints[3], last.data(), flags.data()};
+    a.tracks = out;
     a.advance = true;
-    episode[0] = 0;
+    out.episode[0] = 0;
     workspace ws;
     ws.bind_scratch(scratch.data(), layout);
     counting_context ctx;
@@ -329,7 +324,7 @@ profile_result run_profile(int envs, int n, float spacing, std::uint64_t seed) {
       }
       clearance += rec.clearance ? 1 : 0;
     }
-    r.mean_gates += num_gates[0];
+    r.mean_gates += out.num_gates[0];
   }
   const double inv = 1.0 / envs;
   r.all_attempts = [&] { stage_flops s; s.add(r.all_attempts, inv); return s; }();

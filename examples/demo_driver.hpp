@@ -414,11 +414,10 @@ inline bool write_svg(const std::string& path, const tg::track_snapshot& t, cons
     pt2 lo{1e30f, 1e30f}, hi{-1e30f, -1e30f};
     for (int k = 0; k < n; ++k) {
       const std::size_t j = t.sample_index(i, k);
-      const float3 c = t.position[j], nl = t.normal[j];
-      const float hw = t.half_width[j];
+      const float3 c = t.position[j], l = t.border_left[j], r = t.border_right[j];
       centre[k] = {c.x, c.y};
-      left[k] = {c.x + hw * nl.x, c.y + hw * nl.y};
-      right[k] = {c.x - hw * nl.x, c.y - hw * nl.y};
+      left[k] = {l.x, l.y};
+      right[k] = {r.x, r.y};
       for (const pt2 q : {left[k], right[k]}) {
         lo = {std::min(lo.x, q.x), std::min(lo.y, q.y)};
         hi = {std::max(hi.x, q.x), std::max(hi.y, q.y)};
@@ -477,32 +476,9 @@ inline bool write_svg(const std::string& path, const tg::track_snapshot& t, cons
 /// are the first elements of every array), downloaded through the executor.
 template <class Exec>
 tg::track_snapshot head_tracks(Exec& ex, const tg::course_ref& view, int count) {
-  const tg::track_arrays& a = view.tracks();
-  tg::track_snapshot t;
-  t.num_envs = count;
-  t.num_samples = view.num_samples();
-  t.max_gates = view.max_gates();
-  const std::size_t s = static_cast<std::size_t>(count) * t.num_samples;
-  const std::size_t g = static_cast<std::size_t>(count) * t.max_gates;
-  const std::size_t e = static_cast<std::size_t>(count);
-  auto get = [&](auto& dst, const auto* src, std::size_t n) {
-    dst.resize(n);
-    ex.download(dst.data(), src, n);
-  };
-  get(t.position, a.position, s);
-  get(t.tangent, a.tangent, s);
-  get(t.normal, a.normal, s);
-  get(t.half_width, a.half_width, s);
-  get(t.curvature, a.curvature, s);
-  get(t.gate_centre, a.gate_centre, g);
-  get(t.gate_normal, a.gate_normal, g);
-  get(t.gate_half_width, a.gate_half_width, g);
-  get(t.gate_arc_length, a.gate_arc_length, g);
-  get(t.length, a.length, e);
-  get(t.num_gates, a.num_gates, e);
-  get(t.status, a.status, e);
-  get(t.episode, a.episode, e);
-  return t;
+  return tg::copy_snapshot(view.batch(), 0, count, [&](void* dst, const void* src, std::size_t bytes) {
+    ex.download(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
+  });
 }
 
 /// The progress of envs [0, count) only (the fields the picture shows).

@@ -3,41 +3,13 @@
 /// Compile-time policies and their defaults, all in one place: the backend tag and the numeric
 /// knobs (launch shapes and capacities).
 
+#include <track_gen/detail/backends.hpp>
 #include <track_gen/detail/config.hpp>
 
 #include <type_traits>
 
 namespace track_gen {
 
-/// Stream argument of the host backend (ignored): default-constructible, and constructible from
-/// a CUDA stream when the CUDA headers are visible, so code written for both backends passes the
-/// same stream expression. Nothing else converts to it (a misplaced argument does not compile).
-struct host_stream {
-  host_stream() = default;
-#if TRACK_GEN_HAS_CUDA_RUNTIME
-  host_stream(cudaStream_t) {}
-  host_stream(::cuda::stream_ref) {}
-#endif
-};
-
-/// Discrete choice of where a course lives and runs.
-namespace backend {
-/// Sequential CPU reference: the same stage functors through a host block context.
-/// Pointers given to and returned by a host course are host pointers.
-struct host {
-  using stream_type = host_stream;
-};
-#if TRACK_GEN_HAS_CUDA_RUNTIME
-/// The GPU: one CUDA block per track, CUB block collectives, asynchronous calls ordered on the
-/// stream they are given. Needs a translation unit compiled by nvcc.
-struct cuda {
-  using stream_type = ::cuda::stream_ref;
-};
-using default_backend = cuda;
-#else
-using default_backend = host;
-#endif
-}  // namespace backend
 
 /// Numeric knobs of the kernels. Derive from it (or write your own struct with the same
 /// members) and pass it as the Tuning parameter of `policy`.
@@ -172,10 +144,8 @@ struct recording_options {
 
 /// The CPU reference backend with default tuning.
 using host_policy = policy<capture::global, skip::unconditional, ownership::owning, backend::host>;
-#if TRACK_GEN_HAS_CUDA_RUNTIME
 /// The GPU backend with the default policies (global capture mode, conditional skipping,
-/// anchored ownership) and default tuning.
-using cuda_policy = policy<>;
-#endif
+/// anchored ownership) and default tuning (a `.cu` translation unit).
+using cuda_policy = policy<capture::global, skip::conditional, ownership::anchored, backend::cuda>;
 
 }  // namespace track_gen

@@ -1,24 +1,23 @@
 #pragma once
 /// @file
-/// Host copies of a course's tracks and progress, for inspection, tests and pictures.
+/// Host copies of a batch's tracks and of the progress state, for inspection, tests and
+/// pictures. Their members are generated from the field tables (detail/fields.hpp): one
+/// `std::vector` per field, named as the field, env-major.
 
-#include <track_gen/course_ref.hpp>
+#include <track_gen/detail/fields.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace track_gen {
 
-/// Every track array of a course, copied to host memory (layout as in course_ref.hpp).
+/// Every track array of a batch, copied to host memory: `samples` fields [E * N], `gates`
+/// fields [E * G_max], `env` fields [E] (detail/fields.hpp gives each field's unit).
 struct track_snapshot {
   int num_envs = 0, num_samples = 0, max_gates = 0;
-  std::vector<float3> position, tangent, normal;   ///< [E * N]
-  std::vector<float> half_width, curvature;        ///< [E * N]
-  std::vector<float3> gate_centre, gate_normal;    ///< [E * G_max]
-  std::vector<float> gate_half_width, gate_arc_length;  ///< [E * G_max]
-  std::vector<float> length;                       ///< [E]
-  std::vector<int> num_gates;                      ///< [E]
-  std::vector<std::uint32_t> status, episode;      ///< [E]
+#define TRACK_GEN_VECTOR(name, type, ext, doc) std::vector<type> name;
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_VECTOR)
 
   /// Index of sample k of env e, and of gate g of env e, in the arrays above.
   std::size_t sample_index(int e, int k) const { return static_cast<std::size_t>(e) * num_samples + k; }
@@ -27,10 +26,8 @@ struct track_snapshot {
 
 /// The progress state of every env, copied to host memory ([E] each).
 struct progress_snapshot {
-  std::vector<int> next_gate, laps, gates_passed, hint;
-  std::vector<float> lap_progress, lateral;
-  std::vector<float3> last_position;
-  std::vector<std::uint32_t> flags;
+  TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_VECTOR)
+#undef TRACK_GEN_VECTOR
 };
 
 }  // namespace track_gen

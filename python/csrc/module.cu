@@ -170,32 +170,8 @@ class py_course {
   }
 
   py::dict tensors() const {
-    using member = at::Tensor tt::course_tensors::*;
-    static const std::pair<const char*, member> members[] = {
-        {"position", &tt::course_tensors::position},
-        {"tangent", &tt::course_tensors::tangent},
-        {"normal", &tt::course_tensors::normal},
-        {"half_width", &tt::course_tensors::half_width},
-        {"curvature", &tt::course_tensors::curvature},
-        {"gate_centre", &tt::course_tensors::gate_centre},
-        {"gate_normal", &tt::course_tensors::gate_normal},
-        {"gate_half_width", &tt::course_tensors::gate_half_width},
-        {"gate_arc_length", &tt::course_tensors::gate_arc_length},
-        {"length", &tt::course_tensors::length},
-        {"num_gates", &tt::course_tensors::num_gates},
-        {"status", &tt::course_tensors::status},
-        {"episode", &tt::course_tensors::episode},
-        {"next_gate", &tt::course_tensors::next_gate},
-        {"laps", &tt::course_tensors::laps},
-        {"gates_passed", &tt::course_tensors::gates_passed},
-        {"hint", &tt::course_tensors::hint},
-        {"lap_progress", &tt::course_tensors::lap_progress},
-        {"lateral", &tt::course_tensors::lateral},
-        {"last_position", &tt::course_tensors::last_position},
-        {"flags", &tt::course_tensors::flags},
-    };
     py::dict d;
-    for (const auto& [name, m] : members) d[name] = tensors_.*m;
+    for (const auto& [name, tensor] : tensors_.named()) d[name] = tensor;
     return d;
   }
 
@@ -311,6 +287,16 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("stream"),
       "(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated (cudaStreamCaptureStatus)");
+  // The field tables (detail/fields.hpp): the Python names of Course.tracks and Course.progress.
+  auto fields = [](const auto& table) {
+    py::list out;
+    for (const tg::detail::field_info& f : table) out.append(py::make_tuple(f.name, f.description));
+    return out;
+  };
+  m.def("track_fields", [fields] { return fields(tg::detail::track_fields); },
+        "(name, description) of every track array, in table order (Course.tracks)");
+  m.def("progress_fields", [fields] { return fields(tg::detail::progress_fields); },
+        "(name, description) of every progress array, in table order (Course.progress)");
   m.def("release_deferred", &tg::release_deferred,
         "Frees now the course memory that released graphs left in the deferred list (not inside a capture)");
   m.def(

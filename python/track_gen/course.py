@@ -21,6 +21,7 @@ The output tensors view the course's device memory without a copy and keep it al
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple, Optional
 
 from .exec import recording
@@ -29,37 +30,40 @@ from .pipeline.presets import TrackParams
 __all__ = ["Course", "Progress", "Tracks"]
 
 
-class Progress(NamedTuple):
-    """Progress state, [E] tensors over the course's memory (E = num_envs)."""
-
-    next_gate: "torch.Tensor"      #: int32: index of the next gate to pass, in [0, num_gates)
-    laps: "torch.Tensor"           #: int32: laps completed since the last reset
-    gates_passed: "torch.Tensor"   #: int32: gates passed in total since the last reset
-    lap_progress: "torch.Tensor"   #: float32 [m]: arc length of the last projection, in [0, L)
-    lateral: "torch.Tensor"        #: float32 [m]: signed offset from the centreline (left > 0)
-    hint: "torch.Tensor"           #: int32: centreline segment of the last projection
-    last_position: "torch.Tensor"  #: float32 [E, 3] [m]: last finite position
-    flags: "torch.Tensor"          #: int32: progress_flags bits (has_last 1, off_track 2, wrong_way 4,
-    #:   gate_passed 8, lap_completed 16, full_search 32, invalid_position 64)
+def _record_type(name: str, fields, doc: str):
+    """A NamedTuple type with one field per (name, description) row of a C++ field table."""
+    lines = [doc, "", "Fields (C++ ``detail/fields.hpp``, the one place they are written down):", ""]
+    lines += [f"- ``{field}``: {description}" for field, description in fields]
+    base = NamedTuple(name + "Base", [(field, object) for field, _ in fields])
+    return type(name, (base,), {"__doc__": "\n".join(lines), "__slots__": ()})
 
 
-class Tracks(NamedTuple):
-    """Track arrays over the course's memory. E envs, N = num_samples, G = max_gates gate slots
-    (slots >= num_gates[e] unused). Rewritten by ``regenerate`` for the envs it touches."""
+@functools.lru_cache(maxsize=None)
+def _record_types() -> dict:
+    """``Progress`` and ``Tracks`` from the extension's field tables (loads torch and the extension)."""
+    from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
+    ext = _extension()
+    progress = _record_type(
+        "Progress", ext.progress_fields(),
+        "Progress state, [E] tensors over the course's memory (E = num_envs; last_position [E, 3]); "
+        "uint32 fields are int32 tensors of the same bits.")
+    tracks = _record_type(
+        "Tracks", ext.track_fields(),
+        "Track arrays over the course's memory: per-sample fields [E, N], per-gate fields [E, G] "
+        "(G = max_gates; slots >= num_gates[e] unused), per-env fields [E]; float3 fields get a "
+        "trailing 3. Rewritten by ``regenerate`` for the envs it touches.")
+    tracks.half_width = property(
+        lambda self: __import__("torch").minimum(self.half_width_left, self.half_width_right),
+        doc="float32 [E, N] [m]: the narrower of half_width_left and half_width_right (a new tensor, "
+            "not a view; the two are equal on generated tracks)")
+    return {"Progress": progress, "Tracks": tracks}
 
-    position: "torch.Tensor"         #: float32 [E, N, 3] [m]: centreline samples, uniform in arc length
-    tangent: "torch.Tensor"          #: float32 [E, N, 3]: unit tangents
-    normal: "torch.Tensor"           #: float32 [E, N, 3]: unit left normals (horizontal)
-    half_width: "torch.Tensor"       #: float32 [E, N] [m]
-    curvature: "torch.Tensor"        #: float32 [E, N] [1/m]
-    gate_centre: "torch.Tensor"      #: float32 [E, G, 3] [m]
-    gate_normal: "torch.Tensor"      #: float32 [E, G, 3]: unit forward crossing direction
-    gate_half_width: "torch.Tensor"  #: float32 [E, G] [m]
-    gate_arc_length: "torch.Tensor"  #: float32 [E, G] [m]
-    length: "torch.Tensor"           #: float32 [E] [m]: centreline length L
-    num_gates: "torch.Tensor"        #: int32 [E]: gates in use, G_e = floor(L / spacing) in [1, G]
-    status: "torch.Tensor"           #: int32 [E]: status bits (valid 1, fallback 2, invalid_input 4, ...)
-    episode: "torch.Tensor"          #: int32 [E]: episode counter (uint32 bits)
+
+def __getattr__(name: str):
+    """``Progress`` and ``Tracks`` are built from the C++ field tables on first use (PEP 562)."""
+    if name in ("Progress", "Tracks"):
+        return _record_types()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _stream_arg(stream) -> Optional[int]:
@@ -113,8 +117,9 @@ class Course:
         self.checkpoint_spacing = float(self._impl.checkpoint_spacing)
         self.device = f"cuda:{self._impl.device}"
         t = self._impl.tensors()
-        self._progress = Progress(**{k: t[k] for k in Progress._fields})
-        self._tracks = Tracks(**{k: t[k] for k in Tracks._fields})
+        types = _record_types()
+        self._progress = types["Progress"](**{k: t[k] for k in types["Progress"]._fields})
+        self._tracks = types["Tracks"](**{k: t[k] for k in types["Tracks"]._fields})
         self._position = None
 
     @classmethod

@@ -1,4 +1,4 @@
-// The per-track scratch memory (shared memory of one block on the GPU) that make_plan lays out,
+// The per-track scratch memory (shared memory of one block on the GPU) that make_generator_plan lays out,
 // against the 227 KiB a block may opt into on sm_80 / sm_90 (232,448 bytes; NVIDIA's Hopper and
 // Ampere tuning guides): the presets and large documented parameter values must fit, and the
 // spline's segments share one region with the repulsive stage's partial sums (they are never
@@ -16,7 +16,7 @@ namespace tg = track_gen;
 constexpr std::size_t sm90_block_optin_bytes = 232448;
 
 std::size_t scratch_bytes(const tg::track_params& p) {
-  return tg::detail::make_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0).scratch.bytes;
+  return tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0, 0).scratch.bytes;
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ TEST_CASE("the spline's segments and the repulsive partial sums share one region
   tg::track_params p = tg::presets::track(1);
   p.polar.control_points = 256;
   const tg::detail::scratch_layout l =
-      tg::detail::make_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0).scratch;
+      tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0, 0).scratch;
   tg::detail::workspace ws{};
   std::vector<unsigned char> base(l.bytes);
   ws.bind_scratch(base.data(), l);

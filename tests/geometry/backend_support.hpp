@@ -154,11 +154,10 @@ inline bool same_env(const track_gen::track_snapshot& a, int ea, const track_gen
   auto same_samples = [&](const auto& x, const auto& y) {
     return std::memcmp(x.data() + sa, y.data() + sb, n * sizeof(x[0])) == 0;
   };
-  if (!same_samples(a.position, b.position)) return fail("position");
-  if (!same_samples(a.tangent, b.tangent)) return fail("tangent");
-  if (!same_samples(a.normal, b.normal)) return fail("normal");
-  if (!same_samples(a.half_width, b.half_width)) return fail("half_width");
-  if (!same_samples(a.curvature, b.curvature)) return fail("curvature");
+#define TG_TEST_SAME_SAMPLES(name, type, ext, doc) \
+  if (track_gen::detail::extent::ext == track_gen::detail::extent::samples && !same_samples(a.name, b.name)) return fail(#name);
+  TRACK_GEN_TRACK_FIELDS(TG_TEST_SAME_SAMPLES)
+#undef TG_TEST_SAME_SAMPLES
   const std::size_t ua = static_cast<std::size_t>(ea), ub = static_cast<std::size_t>(eb);
   if (std::memcmp(&a.length[ua], &b.length[ub], sizeof(float)) != 0) return fail("length");
   if (a.num_gates[ua] != b.num_gates[ub]) return fail("num_gates");

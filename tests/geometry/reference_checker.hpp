@@ -235,8 +235,10 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
       out.add("sample ", k, ": tangent or normal not unit, or normal not horizontal and perpendicular");
       break;
     }
-    if (s.half_width[i] != static_cast<float>(lim.half_width)) {
-      out.add("sample ", k, ": half_width ", s.half_width[i], " instead of ", lim.half_width);
+    if (s.half_width_left[i] != static_cast<float>(lim.half_width) ||
+        s.half_width_right[i] != static_cast<float>(lim.half_width)) {
+      out.add("sample ", k, ": half widths ", s.half_width_left[i], " / ", s.half_width_right[i], " instead of ",
+              lim.half_width);
       break;
     }
   }
@@ -251,12 +253,35 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
     const double slack = 32 * 6e-8 * std::max(radius, 1.0) / (ds * ds);
     for (int k = 0; k < n; ++k) {
       auto pos = [&](int j) { return to_d(s.position[s.sample_index(e, ((j % n) + n) % n)]); };
-      const double mine = menger_curvature(pos(k - 1), pos(k), pos(k + 1));
+      // Signed: positive where the track turns left (the z of (b - a) x (c - b) is positive).
+      const dvec a = pos(k - 1), b = pos(k), c = pos(k + 1);
+      const double turn_z = (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x);
+      const double unsigned_mine = menger_curvature(a, b, c);
+      const double mine = turn_z < 0 ? -unsigned_mine : unsigned_mine;
       const double stored = s.curvature[s.sample_index(e, k)];
-      if (!(std::fabs(stored - mine) <= slack + 1e-4 * mine)) {
-        out.add("sample ", k, ": stored curvature ", stored, " but the samples' Menger curvature is ", mine);
+      if (!(std::fabs(stored - mine) <= slack + 1e-4 * unsigned_mine)) {
+        out.add("sample ", k, ": stored curvature ", stored, " but the samples' signed Menger curvature is ", mine);
         break;
       }
+    }
+  }
+
+  // Arc length of each sample (k L / N) and the road edges (position +- half-width x left normal).
+  for (int k = 0; k < n; ++k) {
+    const std::size_t i = s.sample_index(e, k);
+    const double expected_s = static_cast<double>(k) * L / n;
+    if (!(std::fabs(s.arc_length[i] - expected_s) <= 1e-6 * L + 1e-6)) {
+      out.add("sample ", k, ": arc_length ", s.arc_length[i], " instead of k L / N = ", expected_s);
+      break;
+    }
+    const dvec p = to_d(s.position[i]), nl = to_d(s.normal[i]);
+    const double hl = s.half_width_left[i], hr = s.half_width_right[i];
+    const dvec l = to_d(s.border_left[i]), r = to_d(s.border_right[i]);
+    const double tol = 1e-6 * (1 + normd(p));
+    if (!(normd(dvec{l.x - (p.x + hl * nl.x), l.y - (p.y + hl * nl.y), l.z - (p.z + hl * nl.z)}) <= tol &&
+          normd(dvec{r.x - (p.x - hr * nl.x), r.y - (p.y - hr * nl.y), r.z - (p.z - hr * nl.z)}) <= tol)) {
+      out.add("sample ", k, ": border points are not position +- half-width x left normal");
+      break;
     }
   }
 

@@ -431,19 +431,9 @@ inline void check_same(const tg::track_snapshot& a, const tg::track_snapshot& b)
   CHECK(a.num_envs == b.num_envs);
   CHECK(a.num_samples == b.num_samples);
   CHECK(a.max_gates == b.max_gates);
-  check_same_bytes(a.position, b.position, "tracks.position");
-  check_same_bytes(a.tangent, b.tangent, "tracks.tangent");
-  check_same_bytes(a.normal, b.normal, "tracks.normal");
-  check_same_bytes(a.half_width, b.half_width, "tracks.half_width");
-  check_same_bytes(a.curvature, b.curvature, "tracks.curvature");
-  check_same_bytes(a.gate_centre, b.gate_centre, "tracks.gate_centre");
-  check_same_bytes(a.gate_normal, b.gate_normal, "tracks.gate_normal");
-  check_same_bytes(a.gate_half_width, b.gate_half_width, "tracks.gate_half_width");
-  check_same_bytes(a.gate_arc_length, b.gate_arc_length, "tracks.gate_arc_length");
-  check_same_bytes(a.length, b.length, "tracks.length");
-  check_same_bytes(a.num_gates, b.num_gates, "tracks.num_gates");
-  check_same_bytes(a.status, b.status, "tracks.status");
-  check_same_bytes(a.episode, b.episode, "tracks.episode");
+#define TG_TEST_SAME(name, type, ext, doc) check_same_bytes(a.name, b.name, "tracks." #name);
+  TRACK_GEN_TRACK_FIELDS(TG_TEST_SAME)
+#undef TG_TEST_SAME
 }
 
 /// Every array of two progress snapshots, bit for bit.

@@ -4,7 +4,7 @@
 /// preallocated host buffer on the CPU) and scalars that every thread of the block holds the
 /// same value of (they are only ever computed from broadcast collectives).
 
-#include <track_gen/course_ref.hpp>
+#include <track_gen/track_ref.hpp>
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/stages/catmull_rom_eval.hpp>
 #include <track_gen/random.hpp>
@@ -91,16 +91,8 @@ struct workspace {
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
 
-  // This env's slice of the output arrays (written by frames/checkpoints/store).
-  float3* out_position;
-  float3* out_tangent;
-  float3* out_normal;
-  float* out_half_width;
-  float* out_curvature;
-  float3* out_gate_centre;
-  float3* out_gate_normal;
-  float* out_gate_half_width;
-  float* out_gate_arc_length;
+  /// This env's slice of the batch's arrays (written by frames/checkpoints/store).
+  track_arrays out;
 
   /// This env's slice of the grid-scope stage's first buffer (null: no grid stage, or do not keep).
   float3* grid_dense;
@@ -139,19 +131,6 @@ struct workspace {
     position = reinterpret_cast<float3*>(base + l.position);
   }
 
-  TRACK_GEN_HD void bind_output(const track_arrays& a, int env, int n, int g_max) {
-    const std::size_t s = static_cast<std::size_t>(env) * n;
-    const std::size_t g = static_cast<std::size_t>(env) * g_max;
-    out_position = a.position + s;
-    out_tangent = a.tangent + s;
-    out_normal = a.normal + s;
-    out_half_width = a.half_width + s;
-    out_curvature = a.curvature + s;
-    out_gate_centre = a.gate_centre + g;
-    out_gate_normal = a.gate_normal + g;
-    out_gate_half_width = a.gate_half_width + g;
-    out_gate_arc_length = a.gate_arc_length + g;
-  }
 };
 
 /// The roles a stage can play; the pipeline skips roles that do not apply to a track's source.

@@ -13,12 +13,10 @@
 /// `retain` on a graph it cannot reach throws `track_gen::capture_error`.
 
 #include <track_gen/detail/config.hpp>
-
-#if !TRACK_GEN_HAS_CUDA_RUNTIME
-#error "track_gen/interop/torch.hpp needs the CUDA runtime headers (the CUDA backend)."
-#endif
+#include <track_gen/detail/require_cuda_runtime.hpp>
 
 #include <track_gen/course_ref.hpp>
+#include <track_gen/detail/fields.hpp>
 #include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
 #include <track_gen/graph.hpp>
@@ -33,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace track_gen::interop::torch {
 
@@ -106,27 +105,46 @@ inline at::Tensor borrow(void* data, at::IntArrayRef sizes, at::ScalarType dtype
       at::TensorOptions().dtype(dtype).device(where), where);
 }
 
-/// Every array of a course as a tensor over the course's memory (no copy), shapes with E envs,
-/// N samples per track and G = course::max_gates() gate slots per track (slots at and beyond
-/// `num_gates[e]` are unused). float3 arrays are float32 `[..., 3]`; uint32 arrays (status,
-/// episode, flags) are int32 tensors of the same bits. Written by `step` / `regenerate` in
-/// stream order: read them on (or after) the stream the course runs on.
+/// Every array of a course as a tensor over the course's memory (no copy), one member per
+/// field of the field tables (detail/fields.hpp), named as the field: `samples` fields
+/// `[E, N]`, `gates` fields `[E, G]` (G = course::max_gates(); slots at and beyond
+/// `num_gates[e]` are unused), `env` fields `[E]`; float3 fields get a trailing dimension of 3
+/// (float32); uint32 fields (status, episode, flags) are int32 tensors of the same bits.
+/// Written by `step` / `regenerate` in stream order: read them on (or after) the stream the
+/// course runs on.
 struct course_tensors {
-  at::Tensor position, tangent, normal;  ///< [E, N, 3] float32: centreline [m], unit tangents, unit left normals
-  at::Tensor half_width, curvature;      ///< [E, N] float32 [m], [1/m]
-  at::Tensor gate_centre, gate_normal;   ///< [E, G, 3] float32 [m], unit forward normals
-  at::Tensor gate_half_width, gate_arc_length;  ///< [E, G] float32 [m]
-  at::Tensor length;                     ///< [E] float32 centreline length [m]
-  at::Tensor num_gates;                  ///< [E] int32 gates in use
-  at::Tensor status, episode;            ///< [E] int32 (status.hpp bits; episode counter)
-  at::Tensor next_gate, laps, gates_passed, hint;  ///< [E] int32 progress
-  at::Tensor lap_progress, lateral;      ///< [E] float32 [m]
-  at::Tensor last_position;              ///< [E, 3] float32 [m]
-  at::Tensor flags;                      ///< [E] int32 (progress_flags bits)
+#define TRACK_GEN_TENSOR(name, type, ext, doc) at::Tensor name;
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_TENSOR)
+  TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_TENSOR)
+#undef TRACK_GEN_TENSOR
+
+  /// (name, tensor) of every member, track fields first, in table order.
+  std::vector<std::pair<const char*, at::Tensor>> named() const {
+    return {
+#define TRACK_GEN_NAMED(name, type, ext, doc) {#name, name},
+        TRACK_GEN_TRACK_FIELDS(TRACK_GEN_NAMED) TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_NAMED)
+#undef TRACK_GEN_NAMED
+    };
+  }
 };
 
-/// The arrays of `course` (any CUDA course: `course_ref` layout) as tensors on CUDA device
-/// `device` (the device the course was built on), each holding `course.owner()`.
+namespace detail {
+/// The tensor shape of a field for E envs, N samples, G gate slots.
+inline std::vector<std::int64_t> field_shape(const track_gen::detail::field_info& f, std::int64_t e, std::int64_t n,
+                                             std::int64_t g) {
+  std::vector<std::int64_t> shape{e};
+  if (f.per_env == track_gen::detail::extent::samples) shape.push_back(n);
+  if (f.per_env == track_gen::detail::extent::gates) shape.push_back(g);
+  if (f.components > 1) shape.push_back(f.components);
+  return shape;
+}
+inline at::ScalarType field_dtype(const track_gen::detail::field_info& f) {
+  return f.kind == track_gen::detail::scalar::float32 ? at::kFloat : at::kInt;
+}
+}  // namespace detail
+
+/// The arrays of `course` (any CUDA course) as tensors on CUDA device `device` (the device the
+/// course was built on), each holding `course.owner()`.
 template <class Course>
 course_tensors tensors(const Course& course, c10::DeviceIndex device) {
   const course_ref v = course.view();
@@ -134,31 +152,18 @@ course_tensors tensors(const Course& course, c10::DeviceIndex device) {
   const progress_arrays& p = v.progress_data();
   const std::int64_t e = v.num_envs(), n = v.num_samples(), g = v.max_gates();
   const std::shared_ptr<const void> owner = course.owner();
-  auto make = [&](const void* data, at::IntArrayRef sizes, at::ScalarType dtype) {
-    return borrow(const_cast<void*>(data), sizes, dtype, device, owner);
+  auto make = [&](const void* data, const track_gen::detail::field_info& f) {
+    return borrow(const_cast<void*>(data), detail::field_shape(f, e, n, g), detail::field_dtype(f), device, owner);
   };
   course_tensors r;
-  r.position = make(t.position, {e, n, 3}, at::kFloat);
-  r.tangent = make(t.tangent, {e, n, 3}, at::kFloat);
-  r.normal = make(t.normal, {e, n, 3}, at::kFloat);
-  r.half_width = make(t.half_width, {e, n}, at::kFloat);
-  r.curvature = make(t.curvature, {e, n}, at::kFloat);
-  r.gate_centre = make(t.gate_centre, {e, g, 3}, at::kFloat);
-  r.gate_normal = make(t.gate_normal, {e, g, 3}, at::kFloat);
-  r.gate_half_width = make(t.gate_half_width, {e, g}, at::kFloat);
-  r.gate_arc_length = make(t.gate_arc_length, {e, g}, at::kFloat);
-  r.length = make(t.length, {e}, at::kFloat);
-  r.num_gates = make(t.num_gates, {e}, at::kInt);
-  r.status = make(t.status, {e}, at::kInt);
-  r.episode = make(t.episode, {e}, at::kInt);
-  r.next_gate = make(p.next_gate, {e}, at::kInt);
-  r.laps = make(p.laps, {e}, at::kInt);
-  r.gates_passed = make(p.gates_passed, {e}, at::kInt);
-  r.hint = make(p.hint, {e}, at::kInt);
-  r.lap_progress = make(p.lap_progress, {e}, at::kFloat);
-  r.lateral = make(p.lateral, {e}, at::kFloat);
-  r.last_position = make(p.last_position, {e, 3}, at::kFloat);
-  r.flags = make(p.flags, {e}, at::kInt);
+  std::size_t i = 0;
+#define TRACK_GEN_MAKE(name, type, ext, doc) r.name = make(t.name, track_gen::detail::track_fields[i++]);
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_MAKE)
+#undef TRACK_GEN_MAKE
+  i = 0;
+#define TRACK_GEN_MAKE(name, type, ext, doc) r.name = make(p.name, track_gen::detail::progress_fields[i++]);
+  TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_MAKE)
+#undef TRACK_GEN_MAKE
   return r;
 }
 

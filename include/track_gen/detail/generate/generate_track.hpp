@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// Generation of one environment's track by one block (or the host context): the bounded
-/// attempt loop, the fallback ellipse, the store and the progress reset. Shared by both backends.
+/// attempt loop, the fallback ellipse, the store and the rebuilt-env hook. Shared by both backends.
 
-#include <track_gen/course_ref.hpp>
+#include <track_gen/track_ref.hpp>
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/env_mask.hpp>
@@ -18,14 +18,16 @@ namespace track_gen::detail {
 /// Control points of the fallback ellipse.
 inline constexpr int fallback_control_points = 16;
 
-/// Everything a generation launch needs, by value (trivially copyable).
+/// Everything a generation launch needs, by value (trivially copyable). `Hook` is called as
+/// `on_rebuilt(e, num_gates)` by the block that rebuilt env e (generator.hpp: OnRebuilt).
+template <class Hook>
 struct generate_args {
   track_params params;
   float checkpoint_spacing;
   int max_gates;
   scratch_layout layout;
   track_arrays tracks;
-  progress_arrays progress;
+  Hook on_rebuilt;
   env_mask mask;              ///< [E], nonzero = regenerate; null = every env
   bool advance;               ///< next episode (a new track) instead of rebuilding the same one
   const float3* user_points;  ///< user tracks, concatenated (null: random tracks)
@@ -51,7 +53,8 @@ TRACK_GEN_HD inline float fallback_minor_axis(const track_params& p) {
 }
 
 /// Sets up `ws` for env e's track of `episode` (every thread of the block calls it).
-TRACK_GEN_HD inline void init_workspace(workspace& ws, const generate_args& a, int e, std::uint32_t episode) {
+template <class Hook>
+TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, int e, std::uint32_t episode) {
   const int n = a.params.num_samples;
   ws.seed = a.params.seed;
   ws.global_env = a.params.env_offset + static_cast<std::uint32_t>(e);
@@ -64,12 +67,12 @@ TRACK_GEN_HD inline void init_workspace(workspace& ws, const generate_args& a, i
   ws.grid_dense = nullptr;
   ws.valid = false;
   ws.fail_bits = 0;
-  ws.bind_output(a.tracks, e, n, a.max_gates);
+  ws.out = a.tracks.slice(e, n, a.max_gates);
 }
 
 /// Builds env e's track into the output arrays. Every thread of the block calls it.
-template <class Pipeline, class Ctx>
-TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
+template <class Pipeline, class Ctx, class Hook>
+TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e) {
   // Stage parameters: the env's variant; batch-wide fields always come from a.params.
   const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
   const int n = a.params.num_samples;
@@ -119,7 +122,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, 
       st |= status::fallback;
     }
   }
-  for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out_position[k] = ws.position[k];
+  for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out.position[k] = ws.position[k];
   st |= ws.valid ? status::valid : ws.fail_bits;
   st |= static_cast<std::uint32_t>(attempts) << status::attempts_shift;
   if (ctx.rank() == 0) {
@@ -127,7 +130,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, 
     a.tracks.num_gates[e] = ws.num_gates;
     a.tracks.status[e] = st;
     a.tracks.episode[e] = episode;
-    reset_progress(a.progress, e, ws.num_gates);
+    a.on_rebuilt(e, ws.num_gates);
     if constexpr (Pipeline::has_grid) {
       // The grid stage takes a random track that passed (not the fallback).
       const bool take = grid && ws.source == track_source::random && ws.valid;
@@ -145,8 +148,8 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args& a, 
 /// through the stages after it; a track that fails validation is rebuilt as it was before the
 /// stage (the same random streams: bit for bit). Every thread of the block calls it, for envs
 /// with `grid_pending[e]` set.
-template <class Pipeline, class Ctx>
-TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args& a, int e) {
+template <class Pipeline, class Ctx, class Hook>
+TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e) {
   const bool moved = a.grid.moved[e] != 0;
   if (moved) {
     const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
@@ -171,12 +174,12 @@ TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args& 
       Pipeline::run_attempt(ctx, ws, p);
       st |= (ws.valid ? status::valid : ws.fail_bits) | status::relax_rejected;
     }
-    for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out_position[k] = ws.position[k];
+    for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out.position[k] = ws.position[k];
     if (ctx.rank() == 0) {
       a.tracks.length[e] = ws.length;
       a.tracks.num_gates[e] = ws.num_gates;
       a.tracks.status[e] = st;
-      reset_progress(a.progress, e, ws.num_gates);
+      a.on_rebuilt(e, ws.num_gates);
     }
   }
   if (ctx.rank() == 0) {

@@ -10,8 +10,8 @@ namespace track_gen::detail {
 
 /// Block e builds env e's track (`Finish = false`), or, after a grid-scope stage, finishes env
 /// e (`Finish = true`, finish_grid_env). Every thread of the block calls it.
-template <class Pipeline, int BlockThreads, bool Finish>
-__device__ void generate_block(const generate_args& args, int e) {
+template <class Pipeline, int BlockThreads, bool Finish, class Hook>
+__device__ void generate_block(const generate_args<Hook>& args, int e) {
   using context = cuda_block_context<BlockThreads>;
   __shared__ typename context::TempStorage temp;
   extern __shared__ __align__(16) unsigned char scratch[];
@@ -28,8 +28,8 @@ __device__ void generate_block(const generate_args& args, int e) {
 /// The fused generation kernel of pipelines without a grid-scope stage: the arguments by value
 /// (they stay in the constant bank: measured on the H200, copying them per thread from device
 /// memory, as generate_resident_kernel does, made regenerating 1M tracks 2.1x slower).
-template <class Pipeline, int BlockThreads>
-__global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args args) {
+template <class Pipeline, int BlockThreads, class Hook>
+__global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args<Hook> args) {
   const int e = static_cast<int>(blockIdx.x);
   if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
   if (!args.mask[e]) return;  // uniform per block
@@ -44,9 +44,9 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
 /// attempts, and with a fixed round-robin share per block the all-done regeneration of 1M envs
 /// took 20.5 ms (ncu) against 18.3 ms for one block per env; with the counter, about 18.0 ms
 /// (H200, inferred from the replay figures: docs/performance-log.md entry 9).
-template <class Pipeline, int BlockThreads>
+template <class Pipeline, int BlockThreads, class Hook>
 __global__ void __launch_bounds__(BlockThreads)
-    generate_list_kernel(const generate_args args, const int* list, const int* count, int* next) {
+    generate_list_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next) {
   if (blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
   __shared__ int taken;
   const int n = *count;
@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(BlockThreads)
 /// argument is an address in parameter space, which read out of bounds (compute-sanitizer
 /// memcheck, H200, CUDA 13.0) when the kernel ran in a conditional body that also held a WHILE
 /// node.
-template <class Pipeline, int BlockThreads, bool Finish>
-__global__ void __launch_bounds__(BlockThreads) generate_resident_kernel(const generate_args* resident,
+template <class Pipeline, int BlockThreads, bool Finish, class Hook>
+__global__ void __launch_bounds__(BlockThreads) generate_resident_kernel(const generate_args<Hook>* resident,
                                                                          env_mask mask, int advance) {
   const int e = static_cast<int>(blockIdx.x);
   if constexpr (Finish) {
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(BlockThreads) generate_resident_kernel(const g
     if (e == 0 && threadIdx.x == 0) ++*resident->launch_count;
     if (!mask[e]) return;  // uniform per block
   }
-  generate_args args = *resident;
+  generate_args<Hook> args = *resident;
   args.mask = mask;
   args.advance = advance != 0;
   generate_block<Pipeline, BlockThreads, Finish>(args, e);

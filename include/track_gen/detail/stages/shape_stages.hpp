@@ -81,8 +81,8 @@ struct resample {
   }
 };
 
-/// Unit tangent (central difference), horizontal unit left normal, half-width and curvature
-/// (Menger curvature of three consecutive samples: 4 * triangle area / product of its sides;
+/// Unit tangent (central difference), horizontal unit left normal, left and right half-widths,
+/// road edges, arc length and signed curvature (Menger curvature of three consecutive samples: 4 * triangle area / product of its sides;
 /// K. Menger, 1930) per sample; a turn of more than 90 degrees between two samples (a cusp,
 /// where the Menger curvature falls to 0) counts as unbounded curvature for validation, written to the output; the largest curvature and whether
 /// everything is finite become block-uniform scalars.
@@ -103,14 +103,20 @@ struct frames {
       const float3 t = normalize_or(c - a, f3(1.0f, 0.0f, 0.0f));
       const float3 left = normalize_or(f3(-t.y, t.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
       const float sides = length(b - a) * length(c - b) * length(c - a);
-      const float kappa = sides > 0.0f ? 2.0f * length(cross(b - a, c - b)) / sides : 0.0f;
+      const float3 turn = cross(b - a, c - b);
+      const float kappa = sides > 0.0f ? 2.0f * length(turn) / sides : 0.0f;
       // Menger curvature falls to 0 at a reversal (a cusp, c == a): a turn of more than 90
       // degrees between two samples counts as unbounded curvature for validation.
       const bool cusp = dot(b - a, c - b) < 0.0f;
-      ws.out_tangent[k] = t;
-      ws.out_normal[k] = left;
-      ws.out_half_width[k] = p.half_width;
-      ws.out_curvature[k] = kappa;
+      ws.out.tangent[k] = t;
+      ws.out.normal[k] = left;
+      ws.out.half_width_left[k] = p.half_width;
+      ws.out.half_width_right[k] = p.half_width;
+      // Signed: positive when the track turns left (counter-clockwise seen from above).
+      ws.out.curvature[k] = turn.z < 0.0f ? -kappa : kappa;
+      ws.out.arc_length[k] = static_cast<float>(k) * (ws.length / static_cast<float>(n));
+      ws.out.border_left[k] = b + left * p.half_width;
+      ws.out.border_right[k] = b - left * p.half_width;
       worst = max_f(worst, cusp ? 3.0e38f : kappa);
       finite = finite && is_finite(b) && is_finite(kappa);
     }
@@ -139,10 +145,13 @@ struct checkpoints {
       const int k = static_cast<int>(num / g_total);
       const float f = static_cast<float>(num - static_cast<long long>(k) * g_total) / static_cast<float>(g_total);
       const int k1 = k + 1 == n ? 0 : k + 1;
-      ws.out_gate_centre[g] = lerp(ws.position[k], ws.position[k1], f);
-      ws.out_gate_normal[g] = normalize_or(lerp(ws.out_tangent[k], ws.out_tangent[k1], f), ws.out_tangent[k]);
-      ws.out_gate_half_width[g] = lerp(ws.out_half_width[k], ws.out_half_width[k1], f);
-      ws.out_gate_arc_length[g] = ws.length * (static_cast<float>(g) / static_cast<float>(g_total));
+      ws.out.gate_centre[g] = lerp(ws.position[k], ws.position[k1], f);
+      ws.out.gate_normal[g] = normalize_or(lerp(ws.out.tangent[k], ws.out.tangent[k1], f), ws.out.tangent[k]);
+      // The opening spans the wider side of the road both ways (the two are equal on
+      // generated tracks).
+      ws.out.gate_half_width[g] = lerp(max_f(ws.out.half_width_left[k], ws.out.half_width_right[k]),
+                                       max_f(ws.out.half_width_left[k1], ws.out.half_width_right[k1]), f);
+      ws.out.gate_arc_length[g] = ws.length * (static_cast<float>(g) / static_cast<float>(g_total));
     }
     ws.num_gates = g_total;
     ctx.sync();

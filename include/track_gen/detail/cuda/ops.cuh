@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// CUDA backend operations: memory, kernel preparation and asynchronous launches.
+/// CUDA backend operations: memory, kernel preparation and asynchronous launches. The same
+/// interface as host_ops (detail/host/ops.hpp), so that owners never branch on the backend.
 
 #include <track_gen/detail/cuda/capture.hpp>
 #include <track_gen/detail/cuda/conditional.cuh>
@@ -9,12 +10,14 @@
 #include <track_gen/detail/cuda/lifetime.hpp>
 #include <track_gen/detail/generate/kernels.cuh>
 #include <track_gen/detail/progress/kernels.cuh>
-#include <track_gen/detail/storage.hpp>
+#include <track_gen/detail/select/env_selection.hpp>
+#include <track_gen/env_mask.hpp>
 
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -24,39 +27,97 @@
 namespace track_gen::detail {
 
 struct cuda_ops {
+  using stream_type = ::cuda::stream_ref;
   using launch_setup = cuda_launch_setup;
+  /// The library's kernels read their views from the owner's memory (progress/kernels.cuh says why).
+  static constexpr bool kernels_read_resident_views = true;
 
-  static unsigned char* allocate(std::size_t bytes) {
+  // Memory.
+  /// Device memory owned through a shared_ptr. The last owner frees it at once (relaxed
+  /// capture mode, see deferred_frees::drain), or queues it when that owner is a CUDA user
+  /// object being destroyed (no CUDA call allowed there) or the free is refused.
+  static std::shared_ptr<unsigned char> allocate_shared(std::size_t bytes) {
     void* p = nullptr;
-    throw_on_cuda_error(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc of the course storage");
-    return static_cast<unsigned char*>(p);
-  }
-  static void deallocate(unsigned char* p) noexcept { (void)cudaFree(p); }
-  /// Blocking copy device -> host on `stream` (inspection only, never on the step path).
-  static void copy_to_host(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
-    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.get()), "cudaMemcpyAsync (device to host)");
-    throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after a copy to the host");
+    throw_on_cuda_error(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc of the library's storage");
+    return std::shared_ptr<unsigned char>(static_cast<unsigned char*>(p), [](unsigned char* q) {
+      if (in_user_object_destructor()) {
+        deferred_frees::instance().push(q);
+        return;
+      }
+      capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);
+      if (cudaFree(q) != cudaSuccess) {
+        (void)cudaGetLastError();
+        deferred_frees::instance().push(q);
+      }
+    });
   }
   /// Asynchronous device -> host copy on `stream`; call `synchronize` before reading `dst`.
-  static void copy_to_host_async(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
-    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.get()), "cudaMemcpyAsync (device to host)");
+  static void copy_to_host_async(void* dst, const void* src, std::size_t bytes, stream_type s) {
+    if (bytes == 0) return;
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s.get()), "cudaMemcpyAsync (device to host)");
   }
-  static void synchronize(::cuda::stream_ref stream) {
-    throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after copies to the host");
+  /// Waits for `s` with this thread in capture mode `capture_mode` (0 global, 1 thread-local, 2 relaxed).
+  static void synchronize(stream_type s, int capture_mode = 0) {
+    capture_mode_guard guard(static_cast<cudaStreamCaptureMode>(capture_mode));
+    throw_on_cuda_error(cudaStreamSynchronize(s.get()), "cudaStreamSynchronize after copies to the host");
   }
-  static void zero(void* dst, std::size_t bytes, ::cuda::stream_ref stream) {
-    throw_on_cuda_error(cudaMemsetAsync(dst, 0, bytes, stream.get()), "cudaMemsetAsync of the course storage");
+  static void zero(void* dst, std::size_t bytes, stream_type s) {
+    throw_on_cuda_error(cudaMemsetAsync(dst, 0, bytes, s.get()), "cudaMemsetAsync of the library's storage");
   }
   /// Copy host -> device on `stream`, waiting for it so the host buffer may go away.
-  static void copy_from_host(void* dst, const void* src, std::size_t bytes, ::cuda::stream_ref stream) {
-    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.get()), "cudaMemcpyAsync (host to device)");
-    throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize after a copy from the host");
+  static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_type s) {
+    if (bytes == 0) return;
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s.get()), "cudaMemcpyAsync (host to device)");
+    throw_on_cuda_error(cudaStreamSynchronize(s.get()), "cudaStreamSynchronize after a copy from the host");
   }
 
+  // Calls and captures.
+  /// The captures an owner has recently anchored its memory to (their ids).
+  struct call_state {
+    std::array<unsigned long long, 8> ids{};
+    std::size_t next = 0;
+  };
+  /// Before recording or running work on `s`: returns whether it is capturing; anchors `anchor`
+  /// (when not null) to that capture's graph, once per capture; when not capturing, frees what
+  /// released graphs left in the deferred list.
+  static bool begin_call(call_state& state, const std::shared_ptr<const void>& anchor, stream_type s) {
+    const capture_info info = query_capture(s.get());
+    if (!info.active()) {
+      deferred_frees::instance().drain();
+      return false;
+    }
+    if (anchor != nullptr && std::find(state.ids.begin(), state.ids.end(), info.id) == state.ids.end()) {
+      attach_user_object(info.graph, anchor, false);
+      state.ids[state.next] = info.id;
+      state.next = (state.next + 1) % state.ids.size();
+    }
+    return true;
+  }
+  /// This thread's capture mode (0 global, 1 thread-local, 2 relaxed) for the guard's lifetime,
+  /// around calls that are not capture-safe.
+  struct mode_guard : capture_mode_guard {
+    explicit mode_guard(int mode) : capture_mode_guard(static_cast<cudaStreamCaptureMode>(mode)) {}
+  };
+  /// The streams a generator captures conditional bodies on (one per nesting depth).
+  struct recorder {
+    body_stream_set bodies;
+    void create() { bodies.create(); }
+  };
+  static launch_setup setup(const recorder& r, bool conditional, int capture_mode) {
+    launch_setup s{};
+    s.conditional = conditional;
+    s.bodies = &r.bodies;
+    s.mode = static_cast<cudaStreamCaptureMode>(capture_mode);
+    return s;
+  }
+  static void drain_deferred() { deferred_frees::instance().drain(); }
+  /// The host backend's per-track scratch; none here (shared memory).
+  static std::shared_ptr<unsigned char> scratch(std::size_t) { return nullptr; }
+
   /// Throws capture_error when `stream` is capturing: `what` allocates or synchronises.
-  static void require_not_capturing(::cuda::stream_ref stream, const char* what) {
+  static void require_not_capturing(stream_type s, const char* what) {
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    throw_on_cuda_error(cudaStreamIsCapturing(stream.get(), &st), "cudaStreamIsCapturing");
+    throw_on_cuda_error(cudaStreamIsCapturing(s.get(), &st), "cudaStreamIsCapturing");
     if (st != cudaStreamCaptureStatusNone) {
       throw capture_error(std::string("track_gen: ") + what +
                           " allocates device memory or synchronises, which is not allowed while the stream is "
@@ -82,25 +143,24 @@ struct cuda_ops {
 
   /// Loads the kernels now (CUDA's lazy loading would otherwise load them at their first launch,
   /// possibly inside a capture) and raises the dynamic shared memory limit when needed.
-  template <class Pipeline, class Tuning>
+  template <class Pipeline, class Tuning, class Hook>
   static void prepare(std::size_t scratch_bytes) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
     cudaFuncAttributes other{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&other, step_kernel<Tuning::step_block_threads, Tuning::step_min_blocks_per_sm>), "loading the step kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<reduction_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_from_count_kernel<>), "loading the set-condition kernel");
     if constexpr (Pipeline::has_grid) {
-      prepare_generation(generate_resident_kernel<Pipeline, threads, false>, scratch_bytes);
-      prepare_generation(generate_resident_kernel<Pipeline, threads, true>, scratch_bytes);
+      prepare_generation(generate_resident_kernel<Pipeline, threads, false, Hook>, scratch_bytes);
+      prepare_generation(generate_resident_kernel<Pipeline, threads, true, Hook>, scratch_bytes);
       // The stage's own kernels load at construction, which runs the grid stage eagerly.
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_update_active_kernel<reduction_threads>), "loading the active-flag kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_start_kernel<>), "loading the WHILE start kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_loop_next_kernel<>), "loading the WHILE condition kernel");
       throw_on_cuda_error(cudaFuncGetAttributes(&other, grid_set_if_kernel<>), "loading the IF condition kernel");
     } else {
-      prepare_generation(generate_kernel<Pipeline, threads>, scratch_bytes);
-      prepare_generation(generate_list_kernel<Pipeline, threads>, scratch_bytes);
+      prepare_generation(generate_kernel<Pipeline, threads, Hook>, scratch_bytes);
+      prepare_generation(generate_list_kernel<Pipeline, threads, Hook>, scratch_bytes);
     }
   }
 
@@ -134,14 +194,14 @@ struct cuda_ops {
 
   /// Blocks of generate_list_kernel: as many as fit on the GPU at once (occupancy with this
   /// course's shared memory), at most one per env.
-  template <class Pipeline, class Tuning>
+  template <class Pipeline, class Tuning, class Hook>
   static unsigned selected_blocks(std::size_t scratch_bytes, int num_envs) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
     int device = 0, sms = 0, per_sm = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                         "cudaDeviceGetAttribute(MultiProcessorCount)");
-    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, threads>,
+    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, threads, Hook>,
                                                                       threads, scratch_bytes),
                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generation kernel)");
     const long long blocks = static_cast<long long>(std::max(per_sm, 1)) * std::max(sms, 1);
@@ -159,14 +219,14 @@ struct cuda_ops {
   /// lists the envs with a nonzero mask entry (and counts them on the device), then
   /// generate_list_kernel rebuilds them on a fixed grid. With `conditional_node` (recording
   /// under skip::conditional) the kernel sits under an IF node whose condition is count > 0.
-  template <class Pipeline, class Tuning>
-  static void generate_selected(const generate_args& a, const env_selection& sel, const launch_setup& setup,
+  template <class Pipeline, class Tuning, class Hook>
+  static void generate_selected(const generate_args<Hook>& a, const env_selection& sel, const launch_setup& setup,
                                 bool conditional_node, ::cuda::stream_ref stream) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
     select_envs(sel, a.mask, a.params.num_envs, stream.get());
     const auto launch = [&](cudaStream_t s) {
       throw_on_cuda_error(cudaMemsetAsync(sel.next, 0, sizeof(int), s), "cudaMemsetAsync (the list kernel's work counter)");
-      generate_list_kernel<Pipeline, threads><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next);
+      generate_list_kernel<Pipeline, threads, Hook><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next);
       throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     };
     if (!conditional_node) {
@@ -211,22 +271,22 @@ struct cuda_ops {
 
   /// Records (or runs) one generation call on `stream`: the fused kernel, then, with a
   /// grid-scope stage, its windows and the finish kernel.
-  template <class Pipeline, class Tuning>
-  static void generate(const generate_args& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
+  template <class Pipeline, class Tuning, class Hook>
+  static void generate(const generate_args<Hook>& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
     const unsigned blocks = static_cast<unsigned>(a.params.num_envs);
     if constexpr (Pipeline::has_grid) {
-      generate_resident_kernel<Pipeline, threads, false><<<blocks, threads, a.layout.bytes, stream.get()>>>(
+      generate_resident_kernel<Pipeline, threads, false, Hook><<<blocks, threads, a.layout.bytes, stream.get()>>>(
           a.resident, a.mask, a.advance ? 1 : 0);
     } else {
-      generate_kernel<Pipeline, threads><<<blocks, threads, a.layout.bytes, stream.get()>>>(a);
+      generate_kernel<Pipeline, threads, Hook><<<blocks, threads, a.layout.bytes, stream.get()>>>(a);
     }
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     if constexpr (Pipeline::has_grid) {
       if (Pipeline::grid_stage::runs(a.params)) {
         cuda_grid_context<threads> ctx(stream.get(), setup);
         Pipeline::grid_stage::run(ctx, a.grid, a.params);
-        generate_resident_kernel<Pipeline, threads, true><<<blocks, threads, a.layout.bytes, stream.get()>>>(a.resident,
+        generate_resident_kernel<Pipeline, threads, true, Hook><<<blocks, threads, a.layout.bytes, stream.get()>>>(a.resident,
                                                                                                           nullptr, 0);
         throw_on_cuda_error(cudaGetLastError(), "launching the grid finish kernel");
       }
@@ -238,8 +298,8 @@ struct cuda_ops {
   /// condition (and clearing the flag for the next replay), the node on the capture's current
   /// dependencies (the enclosing capture is not ended, so its id stays), and `generate` captured
   /// into the node's body on the next body stream in the setup's capture mode.
-  template <class Pipeline, class Tuning>
-  static void generate_if_any(const generate_args& a, int* flag, const launch_setup& setup, ::cuda::stream_ref stream) {
+  template <class Pipeline, class Tuning, class Hook>
+  static void generate_if_any(const generate_args<Hook>& a, int* flag, const launch_setup& setup, ::cuda::stream_ref stream) {
     launch_any_of(a.mask, a.params.num_envs, flag, stream.get());
     record_conditional(
         stream.get(), cudaGraphCondTypeIf, *setup.bodies, setup.mode,
@@ -247,29 +307,49 @@ struct cuda_ops {
         [&](cudaStream_t body, cudaGraphConditionalHandle) { generate<Pipeline, Tuning>(a, nullptr, setup, body); });
   }
 
-  /// Device memory owned through a shared_ptr. The last owner frees it at once (relaxed
-  /// capture mode, see deferred_frees::drain), or queues it when that owner is a CUDA user
-  /// object being destroyed (no CUDA call allowed there) or the free is refused.
-  static std::shared_ptr<unsigned char> allocate_shared(std::size_t bytes, bool) {
-    return std::shared_ptr<unsigned char>(allocate(bytes), [](unsigned char* q) {
-      if (in_user_object_destructor()) {
-        deferred_frees::instance().push(q);
+  /// A masked generation: with a grid-scope stage, the fused kernel over every env (each block
+  /// reads its mask entry), under an IF node on the any-of-mask flag when recorded with
+  /// conditional recording; without one, the compaction and the list kernel (generate_selected).
+  template <class Pipeline, class Tuning, class Hook>
+  static void generate_masked(const generate_args<Hook>& a, unsigned char* scratch, const env_selection& sel,
+                              int* any_flag, const launch_setup& setup, bool capturing, ::cuda::stream_ref stream) {
+    const bool conditional_node = capturing && setup.conditional;
+    if constexpr (!Pipeline::has_grid) {
+      (void)scratch;
+      (void)any_flag;
+      generate_selected<Pipeline, Tuning>(a, sel, setup, conditional_node, stream);
+    } else {
+      if (conditional_node) {
+        generate_if_any<Pipeline, Tuning>(a, any_flag, setup, stream);
         return;
       }
-      capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);
-      if (cudaFree(q) != cudaSuccess) {
-        (void)cudaGetLastError();
-        deferred_frees::instance().push(q);
-      }
-    });
+      generate<Pipeline, Tuning>(a, scratch, setup, stream);
+    }
   }
 
-  template <class Tuning>
-  static void step(const course_ref& ref, const course_ref* resident, const float3* positions, ::cuda::stream_ref stream) {
+  // Progress.
+  /// Loads the progress kernels now (never lazily inside a capture).
+  template <class Tuning, class Ref>
+  static void prepare_progress() {
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, step_kernel<Ref, Tuning::step_block_threads, Tuning::step_min_blocks_per_sm>),
+                        "loading the step kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, reset_kernel<Ref>), "loading the progress reset kernel");
+  }
+  template <class Tuning, class Ref>
+  static void step(const Ref& ref, const Ref* resident, const float3* positions, ::cuda::stream_ref stream) {
     constexpr int threads = Tuning::step_block_threads;
     const unsigned blocks = static_cast<unsigned>((ref.num_envs() + threads - 1) / threads);
-    step_kernel<threads, Tuning::step_min_blocks_per_sm><<<blocks, threads, 0, stream.get()>>>(resident, positions);
+    step_kernel<Ref, threads, Tuning::step_min_blocks_per_sm><<<blocks, threads, 0, stream.get()>>>(resident, positions);
     throw_on_cuda_error(cudaGetLastError(), "launching the step kernel");
+  }
+  /// Resets the progress of the masked envs (reset_kernel).
+  template <class Ref>
+  static void reset_progress(const Ref& ref, const Ref* resident, env_mask mask, ::cuda::stream_ref stream) {
+    constexpr int threads = 256;
+    const unsigned blocks = static_cast<unsigned>((ref.num_envs() + threads - 1) / threads);
+    reset_kernel<Ref><<<blocks, threads, 0, stream.get()>>>(resident, mask);
+    throw_on_cuda_error(cudaGetLastError(), "launching the progress reset kernel");
   }
 };
 

@@ -1,0 +1,125 @@
+#pragma once
+/// @file
+/// The field tables: every per-env array of a track batch and of the progress state, written
+/// down once. Each row is `X(name, element type, extent, description)`:
+/// - `extent` is how many elements one env has: `samples` (N), `gates` (G_max) or `env` (1);
+/// - the description gives the unit and meaning (it is the Doxygen text of the generated
+///   member).
+/// The pointer structs (track_arrays, progress_arrays), the byte layouts, the host snapshots,
+/// the LibTorch tensors and the Python names are all generated from these rows: adding a field
+/// is one row here (plus the code that computes it).
+
+#include <track_gen/detail/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+// clang-format off
+#define TRACK_GEN_TRACK_FIELDS(X)                                                                                      \
+  X(position, float3, samples, "centreline samples, uniform in arc length [m]")                                      \
+  X(tangent, float3, samples, "unit tangents (direction of travel)")                                                  \
+  X(normal, float3, samples, "unit left normals (horizontal)")                                                        \
+  X(half_width_left, float, samples, "road half-width to the left of the centreline [m]")                             \
+  X(half_width_right, float, samples, "road half-width to the right of the centreline [m]")                           \
+  X(curvature, float, samples, "signed curvature [1/m]: positive turning left (a CCW circle of radius R gives +1/R)") \
+  X(arc_length, float, samples, "arc length of each sample from the start line, k * L / N [m]")                       \
+  X(border_left, float3, samples, "left road edge, position + half_width_left * normal [m]")                          \
+  X(border_right, float3, samples, "right road edge, position - half_width_right * normal [m]")                       \
+  X(gate_centre, float3, gates, "gate centres, on the centreline [m]")                                                \
+  X(gate_normal, float3, gates, "unit gate normals: the track tangent, the forward crossing direction")               \
+  X(gate_half_width, float, gates, "half-width of each gate's opening [m]")                                          \
+  X(gate_arc_length, float, gates, "arc length of each gate from the start line, g * L / G [m]")                     \
+  X(length, float, env, "centreline length L [m]")                                                                    \
+  X(num_gates, int, env, "gates in use G = floor(L / spacing), in [1, G_max]")                                        \
+  X(status, std::uint32_t, env, "status bits (status.hpp)")                                                           \
+  X(episode, std::uint32_t, env, "episode counter")
+
+#define TRACK_GEN_PROGRESS_FIELDS(X)                                                                                   \
+  X(next_gate, int, env, "index of the next gate to pass, in [0, G)")                                                 \
+  X(laps, int, env, "laps completed since the last reset")                                                            \
+  X(gates_passed, int, env, "gates passed in total since the last reset")                                             \
+  X(lap_progress, float, env, "arc length of the last projection, in [0, L) [m]")                                     \
+  X(lateral, float, env, "signed lateral offset of the last projection, positive left [m]")                           \
+  X(hint, int, env, "segment of the last projection (where the next local search starts)")                           \
+  X(last_position, float3, env, "last finite position [m]")                                                           \
+  X(flags, std::uint32_t, env, "progress_flags bits")
+// clang-format on
+
+namespace track_gen::detail {
+
+/// How many elements of a field one env has.
+enum class extent : int { samples, gates, env };
+
+/// Scalar kind of an element, for the tensors and the Python names.
+enum class scalar : int { float32, int32, uint32 };
+
+/// What a row of a field table says about its element type.
+template <class T>
+struct element_traits;
+template <>
+struct element_traits<float> {
+  static constexpr scalar kind = scalar::float32;
+  static constexpr int components = 1;
+};
+template <>
+struct element_traits<float3> {
+  static constexpr scalar kind = scalar::float32;
+  static constexpr int components = 3;
+};
+template <>
+struct element_traits<int> {
+  static constexpr scalar kind = scalar::int32;
+  static constexpr int components = 1;
+};
+template <>
+struct element_traits<std::uint32_t> {
+  static constexpr scalar kind = scalar::uint32;
+  static constexpr int components = 1;
+};
+
+/// One row of a field table, as data (for layouts, copies, tensors and the Python names).
+struct field_info {
+  const char* name;
+  extent per_env;
+  scalar kind;
+  int components;            ///< 3 for float3, else 1
+  std::size_t element_bytes;
+  const char* description;
+};
+
+/// Elements of one env for an extent.
+TRACK_GEN_HD constexpr std::size_t elements_per_env(extent x, int num_samples, int max_gates) {
+  return x == extent::samples ? static_cast<std::size_t>(num_samples)
+                              : (x == extent::gates ? static_cast<std::size_t>(max_gates) : std::size_t{1});
+}
+
+#define TRACK_GEN_FIELD_INFO(name, type, ext, doc) \
+  field_info{#name, extent::ext, element_traits<type>::kind, element_traits<type>::components, sizeof(type), doc},
+/// The rows of TRACK_GEN_TRACK_FIELDS, in order.
+inline constexpr field_info track_fields[] = {TRACK_GEN_TRACK_FIELDS(TRACK_GEN_FIELD_INFO)};
+/// The rows of TRACK_GEN_PROGRESS_FIELDS, in order.
+inline constexpr field_info progress_fields[] = {TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_FIELD_INFO)};
+#undef TRACK_GEN_FIELD_INFO
+
+/// Byte offset of each array in one allocation, env-major, every array 256-byte aligned, for a
+/// table of `Count` fields. `bytes` is the whole size.
+template <std::size_t Count>
+struct soa_layout {
+  std::size_t offset[Count] = {};
+  std::size_t bytes = 0;
+
+  static soa_layout make(const field_info (&fields)[Count], int num_envs, int num_samples, int max_gates) {
+    soa_layout l;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < Count; ++i) {
+      l.offset[i] = at;
+      const std::size_t b = static_cast<std::size_t>(num_envs) *
+                            elements_per_env(fields[i].per_env, num_samples, max_gates) * fields[i].element_bytes;
+      at = (at + b + 255u) & ~std::size_t{255u};
+    }
+    l.bytes = at;
+    return l;
+  }
+};
+
+}  // namespace track_gen::detail

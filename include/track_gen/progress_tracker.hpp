@@ -1,0 +1,393 @@
+#pragma once
+/// @file
+/// `progress_tracker`: the progress of one agent per environment along its track (gates in
+/// order, laps, lateral offset, off-track, wrong way; DESIGN §4), and `progress_tracker_ref`,
+/// its trivially copyable view whose `step` runs in the library's kernel, on the host backend
+/// and in users' own kernels.
+
+#include <track_gen/detail/fields.hpp>
+#include <track_gen/detail/ops.hpp>
+#include <track_gen/env_mask.hpp>
+#include <track_gen/policy.hpp>
+#include <track_gen/snapshot.hpp>
+#include <track_gen/status.hpp>
+#include <track_gen/track_batch.hpp>
+#include <track_gen/track_ref.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace track_gen {
+
+/// Pointers to the progress state of a batch ([E] each; detail/fields.hpp lists the fields).
+struct progress_arrays {
+#define TRACK_GEN_POINTER(name, type, ext, doc) type* name = nullptr;
+  TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_POINTER)
+#undef TRACK_GEN_POINTER
+
+  /// The arrays of one allocation at `base` laid out by `layout`.
+  template <class Layout>
+  static progress_arrays at(unsigned char* base, const Layout& layout) {
+    progress_arrays a;
+    std::size_t i = 0;
+#define TRACK_GEN_AT(name, type, ext, doc) a.name = reinterpret_cast<type*>(base + layout.offset[i++]);
+    TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_AT)
+#undef TRACK_GEN_AT
+    return a;
+  }
+
+  /// Calls `f(info, pointer)` for every field in table order.
+  template <class F>
+  void for_each(F&& f) const {
+    std::size_t i = 0;
+#define TRACK_GEN_VISIT(name, type, ext, doc) f(detail::progress_fields[i++], name);
+    TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_VISIT)
+#undef TRACK_GEN_VISIT
+  }
+};
+
+/// One environment's progress, by value.
+struct progress_state {
+#define TRACK_GEN_VALUE(name, type, ext, doc) type name;
+  TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_VALUE)
+#undef TRACK_GEN_VALUE
+};
+
+namespace detail {
+using progress_layout = soa_layout<sizeof(progress_fields) / sizeof(progress_fields[0])>;
+
+/// Progress state of env e at the start line: next gate 1 (0 when the track has one gate),
+/// nothing passed, no last position.
+TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int num_gates) {
+  pa.next_gate[e] = num_gates > 1 ? 1 : 0;
+  pa.laps[e] = 0;
+  pa.gates_passed[e] = 0;
+  pa.lap_progress[e] = 0.0f;
+  pa.lateral[e] = 0.0f;
+  pa.hint[e] = 0;
+  pa.last_position[e] = f3(0.0f, 0.0f, 0.0f);
+  pa.flags[e] = 0u;
+}
+
+/// What a generator does for an env whose track it has just rebuilt (before anything reads
+/// it): nothing.
+struct no_env_hook {
+  TRACK_GEN_HD void operator()(int, int) const {}
+};
+
+/// The progress tracker's part of a regeneration: env e's progress back to the start line.
+/// Called by the block that built env e's track, in the same kernel (no extra launch).
+struct progress_reset_hook {
+  progress_arrays progress;
+  TRACK_GEN_HD void operator()(int e, int num_gates) const { reset_progress(progress, e, num_gates); }
+};
+}  // namespace detail
+
+#if defined(__CUDACC__)
+namespace detail {
+/// The least (distance2, segment) over the 32 lanes of a warp, which must all call it (every
+/// lane gets the result): the first of equal minima in segment order, as one scan keeps it.
+__device__ inline nearest_segment warp_nearest(nearest_segment mine) {
+  constexpr unsigned all_lanes = 0xffffffffu;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    nearest_segment other;
+    other.segment = __shfl_xor_sync(all_lanes, mine.segment, offset);
+    other.t = __shfl_xor_sync(all_lanes, mine.t, offset);
+    other.distance2 = __shfl_xor_sync(all_lanes, mine.distance2, offset);
+    if (other.distance2 < mine.distance2 || (other.distance2 == mine.distance2 && other.segment < mine.segment))
+      mine = other;
+  }
+  return mine;
+}
+}  // namespace detail
+#endif
+
+
+/// Trivially copyable view of the progress state of a batch, with the tracks it follows.
+/// Pass it by value (or see README, "kernel arguments"); its members are `__host__ __device__`
+/// (`step_warp`: `__device__`). Valid while its tracker and batch live.
+class progress_tracker_ref {
+ public:
+  progress_tracker_ref() = default;
+  progress_tracker_ref(const track_batch_ref& tracks, const progress_arrays& progress, int window, float gate_half_height)
+      : tracks_(tracks), progress_(progress), window_(window), gate_half_height_(gate_half_height) {}
+
+  TRACK_GEN_HD int num_envs() const { return tracks_.num_envs(); }
+  /// The tracks this state follows.
+  TRACK_GEN_HD const track_batch_ref& tracks() const { return tracks_; }
+  /// Every progress array ([E] each).
+  TRACK_GEN_HD const progress_arrays& arrays() const { return progress_; }
+  /// The track of env e.
+  TRACK_GEN_HD track_ref track(int e) const { return tracks_.track(e); }
+  /// Env e's progress state, by value.
+  TRACK_GEN_HD progress_state progress(int e) const {
+    progress_state s;
+#define TRACK_GEN_READ(name, type, ext, doc) s.name = progress_.name[e];
+    TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_READ)
+#undef TRACK_GEN_READ
+    return s;
+  }
+  /// Half-height of every gate's opening [m].
+  TRACK_GEN_HD float gate_half_height() const { return gate_half_height_; }
+  /// Segments searched around the hint before the O(N) search.
+  TRACK_GEN_HD int window() const { return window_; }
+
+  /// Resets env e's progress to the start line (next gate 1, nothing passed, no last position).
+  TRACK_GEN_HD void reset(int e) const { detail::reset_progress(progress_, e, tracks_.arrays().num_gates[e]); }
+
+  /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,
+  /// lateral offset, off-track, gates passed in order (several per step allowed), laps,
+  /// wrong-way. A non-finite `p` leaves the state unchanged, sets `status::invalid_input` and
+  /// reports `progress_flags::invalid_position` (this step's other event bits are cleared).
+  /// Not thread-safe for the same e.
+  TRACK_GEN_HD void step(int e, float3 p) const {
+    pending_step s;
+    if (!begin_step(e, p, s)) return;
+    if (s.full_search) track(e).scan_segments(p, 0, 1, s.nearest);
+    finish_step(e, p, s);
+  }
+
+#if defined(__CUDACC__)
+  /// step() by the 32 lanes of a warp together, for the user's kernels as for the library's:
+  /// the same result as step(e, p) in each lane, bit for bit, but the O(N) searches (the first
+  /// step after a reset, jumps, agents off the track) are shared: for each lane that needs one,
+  /// lane l of the warp scans segments l, l + 32, ... (coalesced loads) and a shuffle reduction
+  /// keeps the first minimum. Device code only. Every lane of the warp must call it, converged
+  /// (a block size that is a multiple of 32, no early return before it), on the same course
+  /// (each lane scans the owner's env in its own view's arrays); lanes without an env pass
+  /// `active = false` (their `e` and `p` are not read). Not checked: `__activemask()` may see a
+  /// warp that has not reconverged yet, so it cannot tell a missing lane from a late one.
+  __device__ void step_warp(int e, float3 p, bool active) const {
+    constexpr unsigned all_lanes = 0xffffffffu;
+    const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int lane = static_cast<int>(linear % 32u);
+    pending_step s;
+    const bool going = active && begin_step(e, p, s);
+    unsigned waiting = __ballot_sync(all_lanes, going && s.full_search);
+    while (waiting != 0u) {
+      const int owner = __ffs(static_cast<int>(waiting)) - 1;
+      waiting &= waiting - 1u;
+      const int env = __shfl_sync(all_lanes, e, owner);
+      const float3 q = detail::f3(__shfl_sync(all_lanes, p.x, owner), __shfl_sync(all_lanes, p.y, owner),
+                                  __shfl_sync(all_lanes, p.z, owner));
+      nearest_segment mine;
+      track(env).scan_segments(q, lane, 32, mine);
+      const nearest_segment best = detail::warp_nearest(mine);
+      if (lane == owner) s.nearest = best;
+    }
+    if (going) finish_step(e, p, s);
+  }
+#endif
+
+  /// What step() carries from its local search to the rest of the step.
+  struct pending_step {
+    std::uint32_t flags = 0;  ///< the progress flags, this step's events cleared
+    nearest_segment nearest;  ///< the local search's result, or the O(N) search's once done
+    bool full_search = false; ///< the O(N) search is needed (`nearest` is then reset for it)
+  };
+
+  /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
+  /// scan of all N segments into `s.nearest` (track_ref::scan_segments), then finish_step.
+  /// begin_step returns false when `p` is not finite; it has then recorded that, and the step
+  /// is over.
+  TRACK_GEN_HD bool begin_step(int e, float3 p, pending_step& s) const {
+    using namespace detail;
+    s.flags = progress_.flags[e] & ~progress_flags::step_events;
+    if (!is_finite(p)) {
+      progress_.flags[e] = s.flags | progress_flags::invalid_position;
+      tracks_.arrays().status[e] |= status::invalid_input;
+      return false;
+    }
+    const bool has_last = (s.flags & progress_flags::has_last) != 0u;
+    s.full_search = track(e).project_local(p, progress_.hint[e], has_last ? window_ : 0, s.nearest);
+    return true;
+  }
+
+  /// The rest of step() once `s.nearest` is final (see begin_step).
+  TRACK_GEN_HD void finish_step(int e, float3 p, const pending_step& s) const {
+    using namespace detail;
+    const track_ref tr = track(e);
+    std::uint32_t flags = s.flags;
+    const bool has_last = (flags & progress_flags::has_last) != 0u;
+    const projection pr = tr.projection_at(p, s.nearest, s.full_search);
+    if (pr.full_search && has_last) flags |= progress_flags::full_search;
+    if (std::fabs(pr.lateral) > pr.half_width) flags |= progress_flags::off_track;
+    if (has_last) {
+      const float3 a = progress_.last_position[e];
+      const float3 d = p - a;
+      if (dot(d, d) > 1e-12f && dot(d, pr.tangent) < 0.0f) flags |= progress_flags::wrong_way;
+      const int num_gates = tr.num_gates();
+      int next = progress_.next_gate[e];
+      int passed = 0;
+      // Gates count only in order: test the next gate, then its successor, at most G times.
+      while (passed < num_gates && crosses_gate(tr.gate(next), a, p, gate_half_height_)) {
+        flags |= progress_flags::gate_passed;
+        if (next == 0) {
+          flags |= progress_flags::lap_completed;
+          progress_.laps[e] += 1;
+        }
+        next = next + 1 == num_gates ? 0 : next + 1;
+        ++passed;
+      }
+      progress_.next_gate[e] = next;
+      progress_.gates_passed[e] += passed;
+    }
+    progress_.lap_progress[e] = pr.arc_length;
+    progress_.lateral[e] = pr.lateral;
+    progress_.hint[e] = pr.segment;
+    progress_.last_position[e] = p;
+    progress_.flags[e] = flags | progress_flags::has_last;
+  }
+
+ private:
+  track_batch_ref tracks_;
+  progress_arrays progress_;
+  int window_ = 8;
+  float gate_half_height_ = 1.0f;
+};
+
+/// The progress of one agent per env along the tracks of a batch. Owns the progress arrays;
+/// reads the batch (which must outlive it, or share its memory). Move-only.
+///
+/// @tparam Policy backend, ownership and tuning (policy.hpp; `tuning::projection_window`,
+///         `step_block_threads`). Memory space as the batch's.
+template <class Policy = policy<>>
+class progress_tracker {
+  using ops = typename detail::backend_ops<typename Policy::backend_type>::type;
+  using tuning = typename Policy::tuning;
+  static constexpr bool is_anchored = std::is_same_v<typename Policy::ownership_policy, ownership::anchored>;
+
+ public:
+  using stream_type = typename Policy::backend_type::stream_type;
+
+  /// Bytes of memory a tracker of `num_envs` envs needs.
+  static std::size_t required_bytes(int num_envs) { return plan(num_envs).bytes; }
+
+  /// Allocates the progress state of every env of `tracks`, reset to the start line
+  /// (asynchronous on `stream`).
+  /// @param gate_half_height half-height of every gate's opening [m], > 0.
+  /// @throws std::invalid_argument gate_half_height <= 0. @throws capture_error `stream` is
+  ///         capturing (this allocates). @throws cuda_error.
+  progress_tracker(const track_batch<Policy>& tracks, float gate_half_height, stream_type stream = {})
+      : progress_tracker(tracks.view(), gate_half_height, nullptr, tracks.owner(), stream) {
+    reset(env_mask{}, stream);
+  }
+
+  /// For composers (course): over `memory` (required_bytes, 256-byte aligned, the backend's
+  /// memory space; null: allocate), zeroed: the state is then reset by the generator's hook
+  /// (reset_hook) or by reset(). `also_keep`: what else the captures of its calls must keep
+  /// alive (the batch's owner; with ownership::anchored).
+  progress_tracker(const track_batch_ref& tracks, float gate_half_height, std::shared_ptr<unsigned char> memory,
+                   std::shared_ptr<const void> also_keep, stream_type stream)
+      : layout_(plan(tracks.num_envs())) {
+    if (!(gate_half_height > 0.0f))
+      throw std::invalid_argument("track_gen: progress_tracker: gate_half_height = " + std::to_string(gate_half_height) +
+                                  " m, expected > 0");
+    if (memory == nullptr) {
+      ops::require_not_capturing(stream, "progress_tracker construction");
+      memory = ops::allocate_shared(layout_.bytes);
+    }
+    memory_ = std::move(memory);
+    if constexpr (is_anchored) anchor_ = detail::keep_both(memory_, std::move(also_keep));
+    ops::template prepare_progress<tuning, progress_tracker_ref>();
+    ops::zero(memory_.get(), layout_.bytes, stream);
+    view_ = progress_tracker_ref(tracks, progress_arrays::at(memory_.get(), layout_.arrays), tuning::projection_window,
+                                 gate_half_height);
+    if constexpr (ops::kernels_read_resident_views) {
+      ops::copy_from_host(memory_.get() + layout_.resident, &view_, sizeof(view_), stream);
+      resident_ = reinterpret_cast<const progress_tracker_ref*>(memory_.get() + layout_.resident);
+    }
+  }
+
+  progress_tracker(progress_tracker&&) noexcept = default;
+  progress_tracker& operator=(progress_tracker&&) noexcept = default;
+  progress_tracker(const progress_tracker&) = delete;
+  progress_tracker& operator=(const progress_tracker&) = delete;
+
+  /// Binds the agents' positions: `float3 [E]` [m, env-local frame], owned by the caller, read by
+  /// every `step`. Device (or managed) memory for `backend::cuda`.
+  /// @throws std::invalid_argument `positions` is null, or a host pointer with backend::cuda.
+  void bind(const float3* positions) {
+    if (positions == nullptr) throw std::invalid_argument("track_gen: bind: positions is null");
+    ops::require_device_pointer(positions, "bind: positions");
+    positions_ = positions;
+  }
+
+  /// Advances every env's progress to its bound position (DESIGN §4). Asynchronous; allocates
+  /// and synchronises nothing; recorded into the capture when `stream` is capturing.
+  /// @throws std::logic_error no positions are bound. @throws capture_error the capture was invalidated.
+  void step(stream_type stream) {
+    require_alive();
+    if (positions_ == nullptr) throw std::logic_error("track_gen: step: no positions bound; call bind(positions) first");
+    ops::begin_call(calls_, anchor_, stream);
+    ops::template step<tuning>(view_, resident_, positions_, stream);
+  }
+
+  /// Resets the progress of the envs with a nonzero `mask` entry (null: every env) to the start
+  /// line of their current track. Asynchronous; allocates and synchronises nothing.
+  /// @param mask [E] int32 / bool / uint8 in the backend's memory, or env_mask{} for all.
+  void reset(env_mask mask, stream_type stream) {
+    require_alive();
+    if (!mask.all()) ops::require_device_pointer(mask.data, "reset: mask");
+    ops::begin_call(calls_, anchor_, stream);
+    ops::reset_progress(view_, resident_, mask, stream);
+  }
+
+  /// What a generator calls for each env it rebuilds: that env's progress back to the start line.
+  detail::progress_reset_hook reset_hook() const { return {view_.arrays()}; }
+
+  /// The view for kernels and host code. @throws std::logic_error the tracker was moved from.
+  progress_tracker_ref view() const {
+    require_alive();
+    return view_;
+  }
+  /// The shared owner of the tracker's memory.
+  std::shared_ptr<const void> owner() const { return memory_; }
+
+  /// Copies every env's progress to the host. Synchronises `stream`; not for the step path.
+  /// @throws capture_error `stream` is capturing.
+  progress_snapshot copy(stream_type stream, int capture_mode = 0) const {
+    require_alive();
+    ops::require_not_capturing(stream, "copy_progress");
+    const std::size_t e = static_cast<std::size_t>(view_.num_envs());
+    const progress_arrays& a = view_.arrays();
+    progress_snapshot s;
+#define TRACK_GEN_COPY(name, type, ext, doc) \
+  s.name.resize(e);                         \
+  ops::copy_to_host_async(s.name.data(), a.name, e * sizeof(type), stream);
+    TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_COPY)
+#undef TRACK_GEN_COPY
+    ops::synchronize(stream, capture_mode);
+    return s;
+  }
+
+ private:
+  struct layout {
+    detail::progress_layout arrays;
+    std::size_t resident = 0, bytes = 0;
+  };
+  static layout plan(int num_envs) {
+    layout l;
+    l.arrays = detail::progress_layout::make(detail::progress_fields, num_envs, 1, 1);
+    l.resident = l.arrays.bytes;
+    l.bytes = l.resident + ((sizeof(progress_tracker_ref) + 255u) & ~std::size_t{255u});
+    return l;
+  }
+  void require_alive() const {
+    if (memory_ == nullptr) throw std::logic_error("track_gen: this progress_tracker (or course) was moved from");
+  }
+
+  layout layout_;
+  std::shared_ptr<unsigned char> memory_;
+  std::shared_ptr<const void> anchor_;  ///< what each capture retains (ownership::anchored)
+  progress_tracker_ref view_;
+  const progress_tracker_ref* resident_ = nullptr;  ///< view_ in the tracker's memory (kernels read it)
+  const float3* positions_ = nullptr;
+  typename ops::call_state calls_{};
+};
+
+}  // namespace track_gen

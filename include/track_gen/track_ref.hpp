@@ -1,0 +1,259 @@
+#pragma once
+/// @file
+/// `track_arrays` (the pointers of a batch of tracks, generated from the field table) and
+/// `track_ref`, the trivially copyable view of one environment's track: samples, frames, road
+/// edges, gates, and the projection of a point on the centreline.
+///
+/// Memory space: every pointer lives where its batch lives (device memory for `backend::cuda`,
+/// host memory for `backend::host`). Layout: structure of arrays, env-major (sample k of env e
+/// at index e * N + k; gate g of env e at e * G_max + g).
+
+#include <track_gen/detail/config.hpp>
+#include <track_gen/detail/fields.hpp>
+#include <track_gen/detail/math.hpp>
+#include <track_gen/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace track_gen {
+
+/// One gate (checkpoint) of a track.
+struct gate {
+  float3 centre;      ///< on the centreline [m]
+  float3 normal;      ///< unit track tangent at the gate: the forward crossing direction
+  float half_width;   ///< half-width of the opening [m]
+  float arc_length;   ///< arc length of the gate from the start line, in [0, L) [m]
+};
+
+/// Result of projecting a point on a track's centreline (the closed polyline of its samples).
+struct projection {
+  int segment;        ///< sample index k: the nearest point lies between samples k and k+1 (mod N)
+  float t;            ///< fraction along that segment, in [0, 1]
+  float arc_length;   ///< arc length of the nearest point, in [0, L) [m]
+  float lateral;      ///< signed offset along the left normal [m] (positive: left of the centreline)
+  float distance;     ///< distance from the point to the nearest centreline point [m]
+  float half_width;   ///< road half-width at the nearest point on the side of the point (left when lateral >= 0) [m]
+  float3 point;       ///< the nearest centreline point [m]
+  float3 tangent;     ///< unit tangent at the nearest point
+  bool full_search;   ///< the local search failed and the O(N) search was used
+};
+
+/// The nearest segment found so far by a search of a track's centreline.
+struct nearest_segment {
+  int segment = 0;        ///< sample index k of the segment (samples k, k+1 mod N)
+  float t = 0.0f;         ///< fraction along it of the nearest point, in [0, 1]
+  float distance2 = 3.0e38f;  ///< squared distance to that point [m^2]; 3e38 = none found yet
+};
+
+/// Pointers to every track array of a batch (detail/fields.hpp lists them with their units):
+/// env-major structure of arrays, `samples` fields [E * N], `gates` fields [E * G_max], `env`
+/// fields [E]. Memory space: where the batch lives (device memory for backend::cuda).
+struct track_arrays {
+#define TRACK_GEN_POINTER(name, type, ext, doc) type* name = nullptr;
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_POINTER)
+#undef TRACK_GEN_POINTER
+
+  /// The arrays of one allocation at `base` laid out by `layout` (track_batch::layout).
+  template <class Layout>
+  static track_arrays at(unsigned char* base, const Layout& layout) {
+    track_arrays a;
+    std::size_t i = 0;
+#define TRACK_GEN_AT(name, type, ext, doc) a.name = reinterpret_cast<type*>(base + layout.offset[i++]);
+    TRACK_GEN_TRACK_FIELDS(TRACK_GEN_AT)
+#undef TRACK_GEN_AT
+    return a;
+  }
+
+  /// The same arrays advanced to env `e`'s first element (one env's slice).
+  TRACK_GEN_HD track_arrays slice(int e, int num_samples, int max_gates) const {
+    track_arrays a;
+#define TRACK_GEN_SLICE(name, type, ext, doc) \
+  a.name = name + static_cast<std::size_t>(e) * detail::elements_per_env(detail::extent::ext, num_samples, max_gates);
+    TRACK_GEN_TRACK_FIELDS(TRACK_GEN_SLICE)
+#undef TRACK_GEN_SLICE
+    return a;
+  }
+
+  /// Calls `f(info, pointer)` for every field in table order (detail::field_info, typed pointer).
+  template <class F>
+  void for_each(F&& f) const {
+    std::size_t i = 0;
+#define TRACK_GEN_VISIT(name, type, ext, doc) f(detail::track_fields[i++], name);
+    TRACK_GEN_TRACK_FIELDS(TRACK_GEN_VISIT)
+#undef TRACK_GEN_VISIT
+  }
+};
+
+/// View of one environment's track. Trivially copyable; valid while its course lives.
+class track_ref {
+ public:
+  track_ref() = default;
+  TRACK_GEN_HD track_ref(const track_arrays& a, int env, int num_samples, int max_gates)
+      : a_(a.slice(env, num_samples, max_gates)),
+        length_(a.length[env]),
+        num_samples_(num_samples),
+        num_gates_(a.num_gates[env]),
+        status_(a.status[env]) {}
+
+  TRACK_GEN_HD int num_samples() const { return num_samples_; }
+  TRACK_GEN_HD int num_gates() const { return num_gates_; }
+  /// Centreline length L [m].
+  TRACK_GEN_HD float length() const { return length_; }
+  /// Arc-length spacing of the samples, L / N [m].
+  TRACK_GEN_HD float sample_spacing() const { return length_ / static_cast<float>(num_samples_); }
+  TRACK_GEN_HD std::uint32_t status() const { return status_; }
+  TRACK_GEN_HD float3 position(int k) const { return a_.position[k]; }
+  TRACK_GEN_HD float3 tangent(int k) const { return a_.tangent[k]; }
+  TRACK_GEN_HD float3 normal(int k) const { return a_.normal[k]; }
+  /// Road half-width left / right of sample k [m].
+  TRACK_GEN_HD float half_width_left(int k) const { return a_.half_width_left[k]; }
+  TRACK_GEN_HD float half_width_right(int k) const { return a_.half_width_right[k]; }
+  /// The narrower of the two half-widths at sample k [m].
+  TRACK_GEN_HD float half_width(int k) const { return detail::min_f(a_.half_width_left[k], a_.half_width_right[k]); }
+  /// Signed curvature at sample k [1/m], positive turning left.
+  TRACK_GEN_HD float curvature(int k) const { return a_.curvature[k]; }
+  /// Arc length of sample k from the start line [m].
+  TRACK_GEN_HD float arc_length(int k) const { return a_.arc_length[k]; }
+  TRACK_GEN_HD float3 border_left(int k) const { return a_.border_left[k]; }
+  TRACK_GEN_HD float3 border_right(int k) const { return a_.border_right[k]; }
+  /// This env's arrays (the batch's arrays advanced to its first element).
+  TRACK_GEN_HD const track_arrays& arrays() const { return a_; }
+  /// Gate g in [0, num_gates()).
+  TRACK_GEN_HD track_gen::gate gate(int g) const {
+    return {a_.gate_centre[g], a_.gate_normal[g], a_.gate_half_width[g], a_.gate_arc_length[g]};
+  }
+
+  /// Nearest point of the centreline to `p`: a local search within `window` segments of
+  /// segment `hint` (O(distance moved since the hint), at most O(window)), and all N segments
+  /// (O(N)) when the local minimum lies `window` segments away or farther than the half-width
+  /// from `p` (a jump, or an off-track agent). `window <= 0` searches everything.
+  ///
+  /// The local search walks downhill from the hint (to the neighbouring segment while it is
+  /// nearer), then takes the nearest of the minimum and its two neighbours in track order, so
+  /// that of two segments sharing the nearest sample the earlier one is reported, as a scan of
+  /// the whole window would. It reads a few samples where a scan of the window reads 2W + 2.
+  TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
+    nearest_segment best;
+    const bool full = project_local(p, hint, window, best);
+    if (full) scan_segments(p, 0, 1, best);
+    return projection_at(p, best, full);
+  }
+
+  /// The local part of project(): the downhill walk from `hint` and the scan around its
+  /// minimum. Returns false with that minimum in `best`, or true when the O(N) search is needed
+  /// instead (`window <= 0`, 2 window + 1 >= N, the minimum on the window's edge, or farther than
+  /// the half-width), with `best` reset to `nearest_segment{}`, where that search starts.
+  TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best) const {
+    using namespace detail;
+    const int n = num_samples_;
+    best = nearest_segment{};
+    if (window <= 0 || 2 * window + 1 >= n) return true;
+    hint = wrap(hint, n);
+    const float here = segment_distance2(p, hint);
+    const float before = segment_distance2(p, wrap(hint - 1, n));
+    const float after = segment_distance2(p, wrap(hint + 1, n));
+    const int dir = before < here ? -1 : (after < here ? 1 : 0);
+    int off = 0;  // offset of the local minimum from the hint
+    if (dir != 0) {
+      float d2 = dir < 0 ? before : after;
+      off = dir;
+      while (off != dir * window) {
+        const float next = segment_distance2(p, wrap(hint + off + dir, n));
+        if (!(next < d2)) break;
+        d2 = next;
+        off += dir;
+      }
+    }
+    for (int o = off - 1; o <= off + 1; ++o) scan_segment(p, wrap(hint + o, n), best);
+    // On the window's edge the minimum may lie beyond. Farther than the half-width from the
+    // local minimum, another part of the track may be nearer (a jump across the infield):
+    // validation only guarantees that distant parts are 2 * half_width + margin apart, so
+    // within the half-width (on the point's side) the local minimum is global.
+    const bool full = off == window || off == -window ||
+                      best.distance2 > square(side_half_width(p, best.segment));
+    if (full) best = nearest_segment{};
+    return full;
+  }
+
+  /// Part of the O(N) search: segments first, first + stride, ... < N in increasing order,
+  /// each replacing `best` when strictly nearer (so the first of equal minima stays). `stride`
+  /// lanes scanning first = 0 .. stride - 1, whose results are then reduced to the least
+  /// (distance2, segment), find what one scan of all N segments finds.
+  TRACK_GEN_HD void scan_segments(float3 p, int first, int stride, nearest_segment& best) const {
+    for (int k = first; k < num_samples_; k += stride) scan_segment(p, k, best);
+  }
+
+  /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search).
+  TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
+    using namespace detail;
+    const int k = best.segment;
+    const int next = k + 1 == num_samples_ ? 0 : k + 1;
+    projection r;
+    r.segment = k;
+    r.t = best.t;
+    r.point = lerp(a_.position[k], a_.position[next], best.t);
+    r.tangent = normalize_or(lerp(a_.tangent[k], a_.tangent[next], best.t), a_.tangent[k]);
+    const float3 left = normalize_or(lerp(a_.normal[k], a_.normal[next], best.t), a_.normal[k]);
+    r.lateral = dot(p - r.point, left);
+    const float* side = r.lateral >= 0.0f ? a_.half_width_left : a_.half_width_right;
+    r.half_width = lerp(side[k], side[next], best.t);
+    r.distance = std::sqrt(best.distance2);
+    float s = (static_cast<float>(k) + best.t) * sample_spacing();
+    r.arc_length = s >= length_ ? s - length_ : s;
+    r.full_search = full;
+    return r;
+  }
+
+ private:
+  /// Squared distance from `p` to segment k (samples k, k + 1), and the closest point's fraction t.
+  TRACK_GEN_HD float segment_distance2(float3 p, int k, float& t) const {
+    using namespace detail;
+    const float3 a = a_.position[k];
+    const float3 b = a_.position[k + 1 == num_samples_ ? 0 : k + 1];
+    t = closest_parameter(p, a, b);
+    const float3 d = p - lerp(a, b, t);
+    return dot(d, d);
+  }
+  TRACK_GEN_HD float segment_distance2(float3 p, int k) const {
+    float t;
+    return segment_distance2(p, k, t);
+  }
+
+  TRACK_GEN_HD void scan_segment(float3 p, int k, nearest_segment& best) const {
+    float t;
+    const float d2 = segment_distance2(p, k, t);
+    if (d2 < best.distance2) best = nearest_segment{k, t, d2};
+  }
+
+  /// Half-width of the road at sample k on the side of `p` (left when p is on or left of the
+  /// centreline's normal through sample k).
+  TRACK_GEN_HD float side_half_width(float3 p, int k) const {
+    using namespace detail;
+    return dot(p - a_.position[k], a_.normal[k]) >= 0.0f ? a_.half_width_left[k] : a_.half_width_right[k];
+  }
+  TRACK_GEN_HD static float square(float v) { return v * v; }
+
+  track_arrays a_;  ///< this env's slice
+  float length_ = 0.0f;
+  int num_samples_ = 0;
+  int num_gates_ = 0;
+  std::uint32_t status_ = 0;
+};
+
+/// Does the segment a -> b cross gate `g` forwards through its opening? Forward means from the
+/// negative to the non-negative side of the gate plane (normal = track tangent); the opening
+/// is |lateral| <= half_width along the horizontal left axis and |vertical| <= half_height.
+TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height) {
+  using namespace detail;
+  const float da = dot(a - g.centre, g.normal);
+  const float db = dot(b - g.centre, g.normal);
+  if (!(da < 0.0f && db >= 0.0f)) return false;
+  const float3 x = lerp(a, b, da / (da - db));
+  const float3 left = normalize_or(f3(-g.normal.y, g.normal.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
+  const float3 up = cross(g.normal, left);
+  const float3 r = x - g.centre;
+  return std::fabs(dot(r, left)) <= g.half_width && std::fabs(dot(r, up)) <= half_height;
+}
+
+}  // namespace track_gen
