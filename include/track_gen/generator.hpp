@@ -85,20 +85,20 @@ class generator {
   ///         (construction allocates). @throws cuda_error.
   generator(const track_params& params, float checkpoint_spacing, const track_batch<Policy>& target, stream_type stream = {})
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
-                                                 ops::select_temp_bytes(params.num_envs), sizeof(args_type)),
+                                                 select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
   /// As above, with user tracks (one per env, or one shared by every env), copied now
   /// (synchronising `stream` once).
   generator(const track_params& params, float checkpoint_spacing, const user_tracks& tracks,
             const track_batch<Policy>& target, stream_type stream = {})
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid,
-                                                 ops::select_temp_bytes(params.num_envs), sizeof(args_type)),
+                                                 select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
   /// As above, with per-env parameter sets, copied now (synchronising `stream` once).
   generator(const track_params& params, float checkpoint_spacing, const track_variants& variants,
             const track_batch<Policy>& target, stream_type stream = {})
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid,
-                                                 ops::select_temp_bytes(params.num_envs), sizeof(args_type)),
+                                                 select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
 
   /// For composers (course): checked `inputs` (generator_inputs::make with
@@ -147,6 +147,12 @@ class generator {
   std::shared_ptr<const void> owner() const { return memory_; }
 
  private:
+  /// The compaction's temporary storage, once `stream` is known not to be capturing (the size
+  /// query is a CUDA call that a global-mode capture refuses).
+  static std::size_t select_temp_bytes(int num_envs, stream_type stream) {
+    ops::require_not_capturing(stream, "generator construction");
+    return ops::select_temp_bytes(num_envs);
+  }
   void require_alive() const {
     if (memory_ == nullptr) throw std::logic_error("track_gen: this generator (or course) was moved from");
   }

@@ -169,9 +169,9 @@ class track_ref {
     // On the window's edge the minimum may lie beyond. Farther than the half-width from the
     // local minimum, another part of the track may be nearer (a jump across the infield):
     // validation only guarantees that distant parts are 2 * half_width + margin apart, so
-    // within the half-width (on the point's side) the local minimum is global.
+    // within the half-width (the narrower side's) the local minimum is global.
     const bool full = off == window || off == -window ||
-                      best.distance2 > square(side_half_width(p, best.segment));
+                      best.distance2 > square(half_width(best.segment));
     if (full) best = nearest_segment{};
     return full;
   }
@@ -196,8 +196,10 @@ class track_ref {
     r.tangent = normalize_or(lerp(a_.tangent[k], a_.tangent[next], best.t), a_.tangent[k]);
     const float3 left = normalize_or(lerp(a_.normal[k], a_.normal[next], best.t), a_.normal[k]);
     r.lateral = dot(p - r.point, left);
-    const float* side = r.lateral >= 0.0f ? a_.half_width_left : a_.half_width_right;
-    r.half_width = lerp(side[k], side[next], best.t);
+    // Both sides loaded at once (no load waits for the lateral offset), then the point's side.
+    const float left_width = lerp(a_.half_width_left[k], a_.half_width_left[next], best.t);
+    const float right_width = lerp(a_.half_width_right[k], a_.half_width_right[next], best.t);
+    r.half_width = r.lateral >= 0.0f ? left_width : right_width;
     r.distance = std::sqrt(best.distance2);
     float s = (static_cast<float>(k) + best.t) * sample_spacing();
     r.arc_length = s >= length_ ? s - length_ : s;
@@ -226,12 +228,6 @@ class track_ref {
     if (d2 < best.distance2) best = nearest_segment{k, t, d2};
   }
 
-  /// Half-width of the road at sample k on the side of `p` (left when p is on or left of the
-  /// centreline's normal through sample k).
-  TRACK_GEN_HD float side_half_width(float3 p, int k) const {
-    using namespace detail;
-    return dot(p - a_.position[k], a_.normal[k]) >= 0.0f ? a_.half_width_left[k] : a_.half_width_right[k];
-  }
   TRACK_GEN_HD static float square(float v) { return v * v; }
 
   track_arrays a_;  ///< this env's slice

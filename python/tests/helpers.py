@@ -7,11 +7,21 @@ import time
 
 import torch
 
-from track_gen.course import Course, Progress, Tracks
+import track_gen.course
+from track_gen.course import Course
 from track_gen.pipeline import presets
 
 DEVICE = "cuda:0"
-OUTPUTS = Progress._fields + Tracks._fields
+
+
+def progress_fields() -> tuple:
+    """The progress tensors' names (the C++ field table, through the extension: loaded on first use)."""
+    return track_gen.course.Progress._fields
+
+
+def outputs() -> tuple:
+    """Every output tensor's name: progress fields, then track fields."""
+    return progress_fields() + track_gen.course.Tracks._fields
 
 
 def make_course(num_envs: int, seed: int = 7, spacing: float = 0.6, **overrides) -> Course:
@@ -23,18 +33,18 @@ def make_course(num_envs: int, seed: int = 7, spacing: float = 0.6, **overrides)
 
 
 def output(course: Course, name: str) -> torch.Tensor:
-    return getattr(course.progress, name) if name in Progress._fields else getattr(course.tracks, name)
+    return getattr(course.progress, name) if name in progress_fields() else getattr(course.tracks, name)
 
 
 def snapshot(course: Course) -> dict:
     """Clones of every output tensor (after the work queued so far)."""
     torch.cuda.synchronize()
-    return {name: output(course, name).clone() for name in OUTPUTS}
+    return {name: output(course, name).clone() for name in outputs()}
 
 
 def assert_same(a: dict, b: dict, what: str = "") -> None:
     """Every tensor of two snapshots, bit for bit (floats compared as their int32 bits)."""
-    for name in OUTPUTS:
+    for name in outputs():
         x, y = a[name], b[name]
         if x.dtype == torch.float32:
             x, y = x.view(torch.int32), y.view(torch.int32)

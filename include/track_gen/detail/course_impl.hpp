@@ -26,6 +26,8 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
                                                                         const track_variants* variants,
                                                                         borrowed_storage borrowed, stream_type stream) {
   using ops = typename detail::backend_ops<backend_type>::type;
+  // First: every CUDA call below (even the compaction's size query) may invalidate a capture.
+  ops::require_not_capturing(stream, "course construction");
   if constexpr (is_borrowed) {
     if (tracks != nullptr || variants != nullptr)
       throw std::invalid_argument("track_gen: ownership::borrowed supports random tracks only (no user_tracks or track_variants)");
@@ -48,7 +50,6 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
     p.storage = std::shared_ptr<unsigned char>(static_cast<unsigned char*>(borrowed.data), [](unsigned char*) {});
   } else {
     (void)borrowed;
-    ops::require_not_capturing(stream, "course construction");
     typename ops::mode_guard guard(Policy::capture_mode::value);
     ops::drain_deferred();
     p.storage = ops::allocate_shared(p.bytes);

@@ -91,8 +91,17 @@ struct workspace {
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
 
-  /// This env's slice of the batch's arrays (written by frames/checkpoints/store).
-  track_arrays out;
+  /// This env's slice of the arrays the stages write (frames, checkpoints); the rest of the
+  /// batch's fields are written once, when the track is stored (generate_track.hpp).
+  struct stage_outputs {
+    float3* tangent;
+    float3* normal;
+    float* curvature;
+    float3* gate_centre;
+    float3* gate_normal;
+    float* gate_half_width;
+    float* gate_arc_length;
+  } out;
 
   /// This env's slice of the grid-scope stage's first buffer (null: no grid stage, or do not keep).
   float3* grid_dense;

@@ -67,7 +67,32 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.grid_dense = nullptr;
   ws.valid = false;
   ws.fail_bits = 0;
-  ws.out = a.tracks.slice(e, n, a.max_gates);
+  const std::size_t samples = static_cast<std::size_t>(e) * n;
+  const std::size_t gates = static_cast<std::size_t>(e) * a.max_gates;
+  ws.out = {a.tracks.tangent + samples,     a.tracks.normal + samples,          a.tracks.curvature + samples,
+            a.tracks.gate_centre + gates,   a.tracks.gate_normal + gates,       a.tracks.gate_half_width + gates,
+            a.tracks.gate_arc_length + gates};
+}
+
+/// Stores env e's samples and the fields derived from them (half-widths, arc length, road
+/// edges: written once per track, not per attempt). Every thread of the block calls it, after
+/// the frames stage wrote the normals of the same samples (same thread per sample).
+template <class Ctx>
+TRACK_GEN_HD void store_samples(Ctx& ctx, const workspace& ws, const track_arrays& out, int e, float half_width) {
+  const int n = ws.num_samples;
+  const std::size_t base = static_cast<std::size_t>(e) * n;
+  const float spacing = ws.length / static_cast<float>(n);
+  for (int k = ctx.rank(); k < n; k += ctx.size()) {
+    const std::size_t i = base + k;
+    const float3 b = ws.position[k];
+    const float3 left = out.normal[i];
+    out.position[i] = b;
+    out.half_width_left[i] = half_width;
+    out.half_width_right[i] = half_width;
+    out.arc_length[i] = static_cast<float>(k) * spacing;
+    out.border_left[i] = b + left * half_width;
+    out.border_right[i] = b - left * half_width;
+  }
 }
 
 /// Builds env e's track into the output arrays. Every thread of the block calls it.
@@ -122,7 +147,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
       st |= status::fallback;
     }
   }
-  for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out.position[k] = ws.position[k];
+  store_samples(ctx, ws, a.tracks, e, p.half_width);
   st |= ws.valid ? status::valid : ws.fail_bits;
   st |= static_cast<std::uint32_t>(attempts) << status::attempts_shift;
   if (ctx.rank() == 0) {
@@ -174,7 +199,7 @@ TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args<H
       Pipeline::run_attempt(ctx, ws, p);
       st |= (ws.valid ? status::valid : ws.fail_bits) | status::relax_rejected;
     }
-    for (int k = ctx.rank(); k < n; k += ctx.size()) ws.out.position[k] = ws.position[k];
+    store_samples(ctx, ws, a.tracks, e, p.half_width);
     if (ctx.rank() == 0) {
       a.tracks.length[e] = ws.length;
       a.tracks.num_gates[e] = ws.num_gates;

@@ -81,8 +81,8 @@ struct resample {
   }
 };
 
-/// Unit tangent (central difference), horizontal unit left normal, left and right half-widths,
-/// road edges, arc length and signed curvature (Menger curvature of three consecutive samples: 4 * triangle area / product of its sides;
+/// Unit tangent (central difference), horizontal unit left normal and signed curvature (Menger
+/// curvature of three consecutive samples: 4 * triangle area / product of its sides;
 /// K. Menger, 1930) per sample; a turn of more than 90 degrees between two samples (a cusp,
 /// where the Menger curvature falls to 0) counts as unbounded curvature for validation, written to the output; the largest curvature and whether
 /// everything is finite become block-uniform scalars.
@@ -110,13 +110,8 @@ struct frames {
       const bool cusp = dot(b - a, c - b) < 0.0f;
       ws.out.tangent[k] = t;
       ws.out.normal[k] = left;
-      ws.out.half_width_left[k] = p.half_width;
-      ws.out.half_width_right[k] = p.half_width;
       // Signed: positive when the track turns left (counter-clockwise seen from above).
       ws.out.curvature[k] = turn.z < 0.0f ? -kappa : kappa;
-      ws.out.arc_length[k] = static_cast<float>(k) * (ws.length / static_cast<float>(n));
-      ws.out.border_left[k] = b + left * p.half_width;
-      ws.out.border_right[k] = b - left * p.half_width;
       worst = max_f(worst, cusp ? 3.0e38f : kappa);
       finite = finite && is_finite(b) && is_finite(kappa);
     }
@@ -135,7 +130,6 @@ struct checkpoints {
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
-    (void)p;
     const float count = is_finite(ws.length) ? std::floor(ws.length / ws.checkpoint_spacing) : 1.0f;
     const int g_total = count < 1.0f ? 1 : (count > static_cast<float>(ws.max_gates) ? ws.max_gates : static_cast<int>(count));
     const int n = ws.num_samples;
@@ -147,10 +141,7 @@ struct checkpoints {
       const int k1 = k + 1 == n ? 0 : k + 1;
       ws.out.gate_centre[g] = lerp(ws.position[k], ws.position[k1], f);
       ws.out.gate_normal[g] = normalize_or(lerp(ws.out.tangent[k], ws.out.tangent[k1], f), ws.out.tangent[k]);
-      // The opening spans the wider side of the road both ways (the two are equal on
-      // generated tracks).
-      ws.out.gate_half_width[g] = lerp(max_f(ws.out.half_width_left[k], ws.out.half_width_right[k]),
-                                       max_f(ws.out.half_width_left[k1], ws.out.half_width_right[k1]), f);
+      ws.out.gate_half_width[g] = p.half_width;
       ws.out.gate_arc_length[g] = ws.length * (static_cast<float>(g) / static_cast<float>(g_total));
     }
     ws.num_gates = g_total;
