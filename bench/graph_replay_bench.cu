@@ -38,7 +38,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -51,36 +50,10 @@ namespace {
 
 namespace tg = track_gen;
 
-void check_cuda(cudaError_t code, const char* what, int line) {
-  if (code != cudaSuccess) {
-    throw std::runtime_error(std::string("graph_replay_bench.cu:") + std::to_string(line) + ": " + what +
-                             " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
-  }
-}
-#define BENCH_CUDA(call) check_cuda((call), #call, __LINE__)
-
 constexpr int block_threads = 256;
 constexpr float advance_m = 0.15f;  // about one sample spacing of the track preset per replay
 
 unsigned grid_for(int envs) { return static_cast<unsigned>((envs + block_threads - 1) / block_threads); }
-
-/// cudaMalloc'd array of n T, freed with the object (also when a check throws).
-template <class T>
-class device_array {
- public:
-  explicit device_array(std::size_t n) {
-    void* p = nullptr;
-    BENCH_CUDA(cudaMalloc(&p, sizeof(T) * n));
-    data_.reset(static_cast<T*>(p));
-  }
-  T* get() const { return data_.get(); }
-
- private:
-  struct deleter {
-    void operator()(T* p) const { (void)cudaFree(p); }  // no throwing from a destructor
-  };
-  std::unique_ptr<T, deleter> data_;
-};
 
 /// The two events of one timed replay.
 class event_pair {
@@ -139,19 +112,17 @@ __global__ void drive_agents(const tg::course_ref view, float* arc, float3* posi
 }
 
 using stats = track_gen_bench::summary;
-using track_gen_bench::json_escape;
-using track_gen_bench::parse_list;
+using track_gen_bench::device_buffer;
+using track_gen_bench::json;
+using track_gen_bench::number;
 using track_gen_bench::summarise;
 
-struct options {
+struct options : track_gen_bench::common_options {
   std::vector<long> envs = {4096L, 1048576L};
   std::vector<double> fractions = {0.0, 0.001, 0.01, 1.0};
   int replays = 1000;
   int all_done_replays = 0;  // replays of the fraction-1 graphs; 0: `replays`
   int warmup = 20;
-  float spacing = 1.0f;
-  std::uint64_t seed = 1;
-  std::string json;
 };
 
 struct row {
@@ -226,13 +197,13 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     memory = course.owner();
 
     const std::size_t n = static_cast<std::size_t>(envs);
-    device_array<float3> positions(n);
-    device_array<float> arc(n);
+    device_buffer<float3> positions(n);
+    device_buffer<float> arc(n);
     course.bind(positions.get());
     start_agents<<<grid_for(envs), block_threads, 0, stream>>>(course.view(), arc.get());
     BENCH_CUDA(cudaGetLastError());
 
-    std::vector<device_array<std::int32_t>> masks;
+    std::vector<device_buffer<std::int32_t>> masks;
     std::vector<long> done(o.fractions.size());
     for (std::size_t i = 0; i < o.fractions.size(); ++i) {
       const std::vector<std::int32_t> host = make_mask(envs, o.fractions[i], done[i]);
@@ -246,7 +217,7 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     tg::graph_exec baseline;
     if (with_baseline) baseline = capture_replay(course, arc.get(), positions.get(), nullptr, stream);
     std::vector<tg::graph_exec> graphs;
-    for (const device_array<std::int32_t>& m : masks)
+    for (const device_buffer<std::int32_t>& m : masks)
       graphs.push_back(capture_replay(course, arc.get(), positions.get(), m.get(), stream));
     BENCH_CUDA(cudaStreamSynchronize(stream));
 
@@ -290,57 +261,24 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
   tg::release_deferred();
 }
 
-bool parse(int argc, char** argv, options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf(
-          "usage: %s [--envs E1,E2,...] [--fractions F1,F2,...] [--replays R>=1000] [--all-done-replays R>=20]\n"
-          "          [--warmup W] [--spacing M] [--seed S] [--json PATH]\n"
-          "defaults: --envs 4096,1048576 --fractions 0,0.001,0.01,1 --replays 1000 --warmup 20 --spacing 1\n",
-          argv[0]);
-      std::exit(0);
-    }
-    const char* v = track_gen_bench::option_value(argc, argv, i);
-    if (v == nullptr) return false;
-    char* end = nullptr;
-    bool ok = true;
-    if (a == "--envs") {
-      ok = parse_list(v, o.envs, [](const char* t, char** e) { return std::strtol(t, e, 10); });
-    } else if (a == "--fractions") {
-      ok = parse_list(v, o.fractions, [](const char* t, char** e) { return std::strtod(t, e); });
-    } else if (a == "--replays") {
-      o.replays = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--all-done-replays") {
-      o.all_done_replays = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--warmup") {
-      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--spacing") {
-      o.spacing = std::strtof(v, &end);
-    } else if (a == "--seed") {
-      o.seed = std::strtoull(v, &end, 10);
-    } else if (a == "--json") {
-      o.json = v;
-    } else {
-      std::fprintf(stderr, "unknown option: %s\n", a.c_str());
-      return false;
-    }
-    if (!track_gen_bench::value_read(a, v, end, ok)) return false;
-    ++i;
-  }
-  if (!track_gen_bench::all_in_range(o.envs, 1, INT_MAX, "--envs")) return false;
-  for (double f : o.fractions) {
-    if (!(f >= 0.0 && f <= 1.0)) {
-      std::fprintf(stderr, "--fractions: every fraction must be in [0, 1]; got %g\n", f);
-      return false;
-    }
-  }
-  if (o.replays < 1000 || (o.all_done_replays != 0 && o.all_done_replays < 20) || o.warmup < 0 ||
-      !(o.spacing > 0.0f)) {
-    std::fprintf(stderr, "need --replays >= 1000, --all-done-replays >= 20, --warmup >= 0, --spacing > 0\n");
-    return false;
-  }
-  return true;
+/// The options of the command line in `o`: -1 to go on, else the exit status.
+int parse(int argc, char** argv, options& o) {
+  using namespace track_gen_bench;
+  CLI::App app("graph_replay_bench: replay time of a whole simulation step (physics, course.step, masked "
+               "course.regenerate) recorded as one CUDA graph, per E, skip policy and done fraction.");
+  add_common_options(app, o);
+  app.add_option("--envs", o.envs, "envs E, one course per E and skip policy")
+      ->delimiter(',')
+      ->check(in_range(1L, long{INT_MAX}));
+  app.add_option("--fractions", o.fractions, "fractions of the envs done (regenerated) in each replay, one graph each")
+      ->delimiter(',')
+      ->check(in_range(0.0, 1.0));
+  app.add_option("--replays", o.replays, "timed replays per graph")->check(at_least(1000));
+  app.add_option("--all-done-replays", o.all_done_replays,
+                 "timed replays of the graphs in which every env is done, after at most 3 warm-up replays")
+      ->check(number_check<int>([](int r) { return r == 0 || r >= 20; }, ">= 20, or 0: --replays"));
+  app.add_option("--warmup", o.warmup, "untimed replays per graph before them")->check(at_least(0));
+  return track_gen_bench::parse(app, argc, argv);
 }
 
 void print_table(const std::vector<row>& rows) {
@@ -359,38 +297,34 @@ void print_table(const std::vector<row>& rows) {
   }
 }
 
-void write_json(const std::string& path, const std::vector<row>& rows, const std::string& device,
-                const std::string& command, const options& o) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) throw std::runtime_error("cannot write " + path);
-  std::fprintf(f,
-               "{\n  \"device\": \"%s\",\n  \"command\": \"%s\",\n  \"replays\": %d,\n  \"warmup\": %d,\n"
-               "  \"all_done_replays\": %d,\n  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n  \"rows\": [\n",
-               json_escape(device).c_str(), json_escape(command).c_str(), o.replays, o.warmup,
-               o.all_done_replays > 0 ? o.all_done_replays : o.replays,
-               static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const row& r = rows[i];
+json document(const std::vector<row>& rows, const std::string& device, const std::string& command,
+              const options& o) {
+  json doc = track_gen_bench::document(nullptr, device, command);
+  doc["replays"] = o.replays;
+  doc["warmup"] = o.warmup;
+  doc["all_done_replays"] = o.all_done_replays > 0 ? o.all_done_replays : o.replays;
+  doc["gate_spacing_m"] = number(o.spacing, "%g");
+  doc["seed"] = o.seed;
+  json& out = doc["rows"] = json::array();
+  for (const row& r : rows) {
     const bool baseline = r.fraction < 0;
-    char fraction[32];
-    std::snprintf(fraction, sizeof fraction, "%.15g", r.fraction);
-    std::fprintf(f,
-                 "    {\"envs\": %d, \"skip_policy\": \"%s\", \"regenerate\": %s, \"done_fraction\": %s, "
-                 "\"done_envs\": %ld, \"replays\": %d, \"ms\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f, \"min\": %.6f, "
-                 "\"max\": %.6f}, \"median_over_baseline\": %.6f}%s\n",
-                 r.envs, r.skip.c_str(), baseline ? "false" : "true",
-                 baseline ? "null" : fraction, r.done, r.replays, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.ratio,
-                 i + 1 < rows.size() ? "," : "");
+    out.push_back({{"envs", r.envs},
+                   {"skip_policy", r.skip},
+                   {"regenerate", !baseline},
+                   {"done_fraction", baseline ? json(nullptr) : number(r.fraction, "%.15g")},
+                   {"done_envs", r.done},
+                   {"replays", r.replays},
+                   {"ms", track_gen_bench::summary_json(r.ms, "")},
+                   {"median_over_baseline", number(r.ratio, "%.6f")}});
   }
-  std::fprintf(f, "  ]\n}\n");
-  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + path);
+  return doc;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
-  if (!parse(argc, argv, o)) return 2;
+  if (const int status = parse(argc, argv, o); status >= 0) return status;
   const std::string command = track_gen_bench::command_line(argc, argv);
 
   if (const int skipped = track_gen_bench::require_cuda_device("graph_replay_bench")) return skipped;
@@ -430,10 +364,7 @@ int main(int argc, char** argv) {
     }
 
     print_table(rows);
-    if (!o.json.empty()) {
-      write_json(o.json, rows, prop.name, command, o);
-      std::printf("\njson: %s\n", o.json.c_str());
-    }
+    if (!o.json.empty()) track_gen_bench::write_json(o.json, document(rows, prop.name, command, o));
     BENCH_CUDA(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
     if (stream != nullptr) (void)cudaStreamDestroy(stream);

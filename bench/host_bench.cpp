@@ -31,18 +31,17 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
 namespace tg = track_gen;
-using track_gen_bench::json_escape;
-using track_gen_bench::parse_list;
+using track_gen_bench::json;
+using track_gen_bench::number;
 using track_gen_bench::summarise;
 using track_gen_bench::summary;
 using host_course = tg::course<tg::presets::track_pipeline, tg::host_policy>;
@@ -339,49 +338,19 @@ profile_result run_profile(int envs, int n, float spacing, std::uint64_t seed) {
 }
 
 // ---- timing --------------------------------------------------------------------------------
-struct track_stats {
-  double mean_length = 0, min_length = 0, max_length = 0, mean_gates = 0, valid = 0, fallback = 0, attempts = 0;
-};
-
-track_stats stats_of(const tg::track_snapshot& t) {
-  track_stats s;
-  const int e = t.num_envs;
-  s.min_length = 1e30;
-  s.max_length = -1e30;
-  for (int i = 0; i < e; ++i) {
-    const double l = t.length[i];
-    s.mean_length += l;
-    s.min_length = std::min(s.min_length, l);
-    s.max_length = std::max(s.max_length, l);
-    s.mean_gates += t.num_gates[i];
-    s.valid += (t.status[i] & tg::status::valid) != 0u;
-    s.fallback += (t.status[i] & tg::status::fallback) != 0u;
-    s.attempts += tg::status::attempts(t.status[i]);
-  }
-  s.mean_length /= e;
-  s.mean_gates /= e;
-  s.valid /= e;
-  s.fallback /= e;
-  s.attempts /= e;
-  return s;
-}
-
-struct options {
+struct options : track_gen_bench::common_options {
   int envs = 256;
   std::vector<int> samples = {256};
   int repeats = 20, warmup = 2;
-  float spacing = 1.0f;
-  std::uint64_t seed = 1;
   bool profile = false;
   int profile_envs = 1024;
-  std::string json;
 };
 
 struct row {
   int samples = 0;
   summary wall{};
   double cpu_ms_median = 0;
-  track_stats stats;
+  track_gen_bench::track_stats stats;
   bool profiled = false;
   profile_result profile;
 };
@@ -406,7 +375,8 @@ row run_samples(int n, const options& o) {
   out.samples = n;
   out.wall = summarise(wall);
   out.cpu_ms_median = summarise(cpu).median;
-  out.stats = stats_of(course.copy_tracks({}));
+  const tg::track_snapshot t = course.copy_tracks({});
+  out.stats = track_gen_bench::stats_of(t.length.size(), t.length.data(), t.num_gates.data(), t.status.data());
   if (o.profile) {
     out.profiled = true;
     out.profile = run_profile(o.profile_envs, n, o.spacing, o.seed);
@@ -414,53 +384,22 @@ row run_samples(int n, const options& o) {
   return out;
 }
 
-bool parse(int argc, char** argv, options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("usage: %s [--envs E] [--samples N1,N2,...] [--repeats R>=20] [--warmup W] [--spacing M]\n"
-                  "          [--seed S] [--profile] [--profile-envs P] [--json PATH]\n"
-                  "defaults: --envs 256 --samples 256 --repeats 20 --warmup 2 --spacing 1 --seed 1 --profile-envs 1024\n",
-                  argv[0]);
-      std::exit(0);
-    }
-    if (a == "--profile") {
-      o.profile = true;
-      continue;
-    }
-    const char* v = track_gen_bench::option_value(argc, argv, i);
-    if (v == nullptr) return false;
-    char* end = nullptr;
-    bool ok = true;
-    if (a == "--envs") {
-      o.envs = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--samples") {
-      ok = parse_list(v, o.samples, [](const char* t, char** e) { return std::strtol(t, e, 10); });
-    } else if (a == "--repeats") {
-      o.repeats = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--warmup") {
-      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--spacing") {
-      o.spacing = std::strtof(v, &end);
-    } else if (a == "--seed") {
-      o.seed = std::strtoull(v, &end, 10);
-    } else if (a == "--profile-envs") {
-      o.profile_envs = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--json") {
-      o.json = v;
-    } else {
-      std::fprintf(stderr, "unknown option: %s\n", a.c_str());
-      return false;
-    }
-    if (!track_gen_bench::value_read(a, v, end, ok)) return false;
-    ++i;
-  }
-  if (!track_gen_bench::all_in_range(o.samples, 8, 4096, "--samples")) return false;
-  if (o.envs < 1 || o.repeats < 20 || o.warmup < 0 || o.profile_envs < 1 || !(o.spacing > 0.0f)) {
-    std::fprintf(stderr, "need --envs >= 1, --repeats >= 20, --warmup >= 0, --profile-envs >= 1, --spacing > 0\n");
-    return false;
-  }
-  return true;
+/// The options of the command line in `o`: -1 to go on, else the exit status.
+int parse(int argc, char** argv, options& o) {
+  using namespace track_gen_bench;
+  CLI::App app("host_bench: single-thread generation rate of the host backend (preset track), in tracks per "
+               "second per core; with --profile also the FLOPs per track per stage.");
+  add_common_options(app, o);
+  app.add_option("--envs", o.envs, "envs E regenerated per timed call")->check(at_least(1));
+  app.add_option("--samples", o.samples, "samples N per track, one row each")
+      ->delimiter(',')
+      ->check(in_range(8, 4096));
+  app.add_option("--repeats", o.repeats, "timed calls per row")->check(at_least(20));
+  app.add_option("--warmup", o.warmup, "untimed calls before them")->check(at_least(0));
+  app.add_flag("--profile", o.profile, "also count each stage's work and FLOPs per track (instrumented run)");
+  app.add_option("--profile-envs", o.profile_envs, "tracks of episode 1 that --profile averages over")
+      ->check(at_least(1));
+  return track_gen_bench::parse(app, argc, argv);
 }
 
 /// The CPU's model name from /proc/cpuinfo ("unknown CPU" elsewhere).
@@ -476,72 +415,78 @@ std::string cpu_name() {
   return "unknown CPU";
 }
 
-std::string flops_json(const stage_flops& f) {
-  std::string s = "{";
-  char buf[64];
-  for (int i = 0; i < 7; ++i) {
-    std::snprintf(buf, sizeof buf, "\"%s\": %.1f, ", stage_names[i], f.v[i]);
-    s += buf;
-  }
-  std::snprintf(buf, sizeof buf, "\"total\": %.1f}", f.total());
-  return s + buf;
+json flops_json(const stage_flops& f) {
+  json j = json::object();
+  for (int i = 0; i < 7; ++i) j[stage_names[i]] = number(f.v[i], "%.1f");
+  j["total"] = number(f.total(), "%.1f");
+  return j;
 }
 
-void write_json(const std::string& path, const std::vector<row>& rows, const options& o, const std::string& command) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) throw std::runtime_error("cannot write " + path);
+json profile_json(const profile_result& p) {
+  return {{"envs", p.envs},
+          {"episode", 1},
+          {"random_attempts", number(p.random_attempts, "%.4f")},
+          {"fallback_fraction", number(p.fallback_fraction, "%.6f")},
+          {"repulsive_iterations_per_attempt", number(p.iterations_per_random_attempt, "%.4f")},
+          {"pushes_per_iteration", number(p.pushes_per_iteration, "%.4f")},
+          {"clearance_reached_fraction", number(p.clearance_reached_fraction, "%.4f")},
+          {"mean_gates", number(p.mean_gates, "%.4f")},
+          {"flops_per_track_all_attempts", flops_json(p.all_attempts)},
+          {"flops_per_track_accepted_attempt", flops_json(p.accepted)}};
+}
+
+json flop_model_json() {
   using m = flop_model;
-  std::fprintf(f,
-               "{\n  \"peer\": \"track_gen_host\",\n  \"version\": \"%d.%d.%d\",\n  \"device\": \"%s (1 thread)\",\n"
-               "  \"command\": \"%s\",\n  \"threads\": 1,\n  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n"
-               "  \"flop_model\": {\"polar_per_point\": %g, \"polar_fixed\": %g, \"repulsive_per_test\": %g, "
-               "\"repulsive_per_push\": %g, \"repulsive_per_pushed_point\": %g, \"repulsive_per_point\": %g, "
-               "\"spline_segment\": %g, \"catmull_rom_fixed\": %g, \"spline_point\": %g, \"catmull_rom_per_dense\": %g, \"resample_per_dense\": %g, "
-               "\"resample_per_sample\": %g, \"frames_per_sample\": %g, \"checkpoints_fixed\": %g, "
-               "\"checkpoints_per_gate\": %g, \"spacing_per_sample\": %g, \"clearance_per_pair\": %g, "
-               "\"validate_fixed\": %g},\n  \"rows\": [\n",
-               TRACK_GEN_VERSION_MAJOR, TRACK_GEN_VERSION_MINOR, TRACK_GEN_VERSION_PATCH, json_escape(cpu_name()).c_str(),
-               json_escape(command).c_str(), static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed),
-               m::polar_per_point, m::polar_fixed, m::repulsive_per_test, m::repulsive_per_push,
-               m::repulsive_per_pushed_point, m::repulsive_per_point, m::spline_segment, m::catmull_rom_fixed,
-               m::spline_point, m::catmull_rom_per_dense,
-               m::resample_per_dense, m::resample_per_sample, m::frames_per_sample, m::checkpoints_fixed,
-               m::checkpoints_per_gate, m::spacing_per_sample, m::clearance_per_pair, m::validate_fixed);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const row& r = rows[i];
-    const double tracks_s = o.envs / (r.wall.median * 1e-3);
-    const double per_core = o.envs / (r.cpu_ms_median * 1e-3);
-    std::fprintf(f,
-                 "    {\"scenario\": \"generate\", \"E\": %d, \"N\": %d, \"repeats\": %d, \"median_ms\": %.6f, "
-                 "\"p10_ms\": %.6f, \"p90_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"cpu_median_ms\": %.6f, "
-                 "\"tracks_per_s\": %.6e, \"tracks_per_s_per_core\": %.6e,\n     \"stats\": {\"mean_length_m\": %.4f, "
-                 "\"min_length_m\": %.4f, \"max_length_m\": %.4f, \"mean_gates\": %.4f, \"valid_fraction\": %.6f, "
-                 "\"fallback_fraction\": %.6f, \"mean_attempts\": %.4f}",
-                 o.envs, r.samples, o.repeats, r.wall.median, r.wall.p10, r.wall.p90, r.wall.min, r.wall.max,
-                 r.cpu_ms_median, tracks_s, per_core, r.stats.mean_length, r.stats.min_length, r.stats.max_length,
-                 r.stats.mean_gates, r.stats.valid, r.stats.fallback, r.stats.attempts);
-    if (r.profiled) {
-      const profile_result& p = r.profile;
-      std::fprintf(f,
-                   ",\n     \"profile\": {\"envs\": %d, \"episode\": 1, \"random_attempts\": %.4f, "
-                   "\"fallback_fraction\": %.6f, \"repulsive_iterations_per_attempt\": %.4f, "
-                   "\"pushes_per_iteration\": %.4f, \"clearance_reached_fraction\": %.4f, \"mean_gates\": %.4f,\n"
-                   "      \"flops_per_track_all_attempts\": %s,\n      \"flops_per_track_accepted_attempt\": %s}",
-                   p.envs, p.random_attempts, p.fallback_fraction, p.iterations_per_random_attempt,
-                   p.pushes_per_iteration, p.clearance_reached_fraction, p.mean_gates,
-                   flops_json(p.all_attempts).c_str(), flops_json(p.accepted).c_str());
-    }
-    std::fprintf(f, "}%s\n", i + 1 < rows.size() ? "," : "");
+  const std::pair<const char*, double> counts[] = {
+      {"polar_per_point", m::polar_per_point},
+      {"polar_fixed", m::polar_fixed},
+      {"repulsive_per_test", m::repulsive_per_test},
+      {"repulsive_per_push", m::repulsive_per_push},
+      {"repulsive_per_pushed_point", m::repulsive_per_pushed_point},
+      {"repulsive_per_point", m::repulsive_per_point},
+      {"spline_segment", m::spline_segment},
+      {"catmull_rom_fixed", m::catmull_rom_fixed},
+      {"spline_point", m::spline_point},
+      {"catmull_rom_per_dense", m::catmull_rom_per_dense},
+      {"resample_per_dense", m::resample_per_dense},
+      {"resample_per_sample", m::resample_per_sample},
+      {"frames_per_sample", m::frames_per_sample},
+      {"checkpoints_fixed", m::checkpoints_fixed},
+      {"checkpoints_per_gate", m::checkpoints_per_gate},
+      {"spacing_per_sample", m::spacing_per_sample},
+      {"clearance_per_pair", m::clearance_per_pair},
+      {"validate_fixed", m::validate_fixed}};
+  json j = json::object();
+  for (const auto& [name, count] : counts) j[name] = number(count, "%g");
+  return j;
+}
+
+json document(const std::vector<row>& rows, const options& o, const std::string& command) {
+  json doc = track_gen_bench::document("track_gen_host", cpu_name() + " (1 thread)", command);
+  doc["threads"] = 1;
+  doc["gate_spacing_m"] = number(o.spacing, "%g");
+  doc["seed"] = o.seed;
+  doc["flop_model"] = flop_model_json();
+  json& out = doc["rows"] = json::array();
+  for (const row& r : rows) {
+    json j = {{"scenario", "generate"}, {"E", o.envs}, {"N", r.samples}, {"repeats", o.repeats}};
+    j.update(track_gen_bench::summary_json(r.wall, "_ms"));
+    j["cpu_median_ms"] = number(r.cpu_ms_median, "%.6f");
+    j["tracks_per_s"] = number(o.envs / (r.wall.median * 1e-3), "%.6e");
+    j["tracks_per_s_per_core"] = number(o.envs / (r.cpu_ms_median * 1e-3), "%.6e");
+    j["stats"] = track_gen_bench::stats_json(r.stats);
+    if (r.profiled) j["profile"] = profile_json(r.profile);
+    out.push_back(std::move(j));
   }
-  std::fprintf(f, "  ],\n  \"errors\": []\n}\n");
-  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + path);
+  doc["errors"] = json::array();
+  return doc;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
-  if (!parse(argc, argv, o)) return 2;
+  if (const int status = parse(argc, argv, o); status >= 0) return status;
   const std::string command = track_gen_bench::command_line(argc, argv);
   try {
     std::printf("host_bench: %s, one thread; preset track, gate spacing %.2f m, seed %llu, E = %d envs per "
@@ -574,10 +519,7 @@ int main(int argc, char** argv) {
         std::printf(" %.0f / %.0f |\n", p.all_attempts.total(), p.accepted.total());
       }
     }
-    if (!o.json.empty()) {
-      write_json(o.json, rows, o, command);
-      std::printf("\njson: %s\n", o.json.c_str());
-    }
+    if (!o.json.empty()) track_gen_bench::write_json(o.json, document(rows, o, command));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "host_bench: %s\n", e.what());
     return 1;

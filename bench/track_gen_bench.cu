@@ -37,7 +37,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -46,18 +45,11 @@
 namespace {
 
 namespace tg = track_gen;
-using track_gen_bench::json_escape;
-using track_gen_bench::parse_list;
+using track_gen_bench::device_buffer;
+using track_gen_bench::json;
+using track_gen_bench::number;
 using track_gen_bench::summarise;
 using track_gen_bench::summary;
-
-void check_cuda(cudaError_t code, const char* what, int line) {
-  if (code != cudaSuccess) {
-    throw std::runtime_error(std::string("track_gen_bench.cu:") + std::to_string(line) + ": " + what +
-                             " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
-  }
-}
-#define BENCH_CUDA(call) check_cuda((call), #call, __LINE__)
 
 /// Moves agent e to arc length (u_e * L + repeat * advance) on its track, offset sideways by
 /// half the half-width times sin(0.7 * repeat + e): on the track, a little further each repeat.
@@ -121,20 +113,17 @@ std::size_t step_sector_bytes_per_env() { return step_bytes_per_env() + 6 * 28; 
 /// 32 G, length, gate count, status, episode 16, the progress reset 40 (and 4 read: the episode).
 double generate_bytes_per_track(int n, double gates) { return 44.0 * n + 32.0 * gates + 16 + 40 + 4; }
 
-struct options {
+struct options : track_gen_bench::common_options {
   std::vector<long> envs = {4096L, 65536L, 1048576L};
   std::vector<int> samples = {256};
   std::vector<long> step_envs;  // empty: the same as envs
   long max_envs = LONG_MAX;
   int repeats = 30;
   int warmup = 3;
-  float spacing = 1.0f;
-  std::uint64_t seed = 1;
   double row_cap_s = 0;  // 0: no cap
   long copy_mib = 2048;
   bool generate = true, step = true, long_rows = true, copy = true;
   std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
-  std::string json;
 };
 
 /// Repeats of a row whose calls take about `call_ms`: --repeats, lowered by --row-cap-s (never below 20).
@@ -181,16 +170,6 @@ double warm_up(int warmup, cudaStream_t stream, const std::function<void(int)>& 
   return last;
 }
 
-/// A device buffer of n T, freed with the object.
-template <class T>
-struct device_buffer {
-  T* p = nullptr;
-  explicit device_buffer(std::size_t n) { BENCH_CUDA(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(n, 1))); }
-  ~device_buffer() { (void)cudaFree(p); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-};
-
 /// What the suite's JSON and tables need of one measured row.
 struct row {
   std::string scenario;  // generate, step, copy_memcpy, copy_kernel, long_track
@@ -199,12 +178,12 @@ struct row {
   int repeats = 0;
   summary ms{};
   double rate = 0;  // tracks/s, env-steps/s or GB/s (read + write)
-  std::string extra;  // further JSON members, each starting with ", "
+  json extra = json::object();  // the row's further JSON members
   int block_threads = 0;  // generate_block rows: threads per block of the fused kernel
 };
 
 /// Statistics of the tracks of a course: copies the [E] length, gate count and status arrays.
-std::string track_stats_json(const tg::course_ref& view, long envs, double& mean_gates) {
+track_gen_bench::track_stats track_stats_of(const tg::course_ref& view, long envs) {
   const std::size_t n = static_cast<std::size_t>(envs);
   std::vector<float> length(n);
   std::vector<int> gates(n);
@@ -212,24 +191,7 @@ std::string track_stats_json(const tg::course_ref& view, long envs, double& mean
   BENCH_CUDA(cudaMemcpy(length.data(), view.tracks().length, n * sizeof(float), cudaMemcpyDeviceToHost));
   BENCH_CUDA(cudaMemcpy(gates.data(), view.tracks().num_gates, n * sizeof(int), cudaMemcpyDeviceToHost));
   BENCH_CUDA(cudaMemcpy(status.data(), view.tracks().status, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
-  double sum = 0, lo = 1e30, hi = -1e30, g = 0, valid = 0, fallback = 0, attempts = 0;
-  for (std::size_t e = 0; e < n; ++e) {
-    sum += length[e];
-    lo = std::min(lo, static_cast<double>(length[e]));
-    hi = std::max(hi, static_cast<double>(length[e]));
-    g += gates[e];
-    valid += (status[e] & tg::status::valid) != 0u;
-    fallback += (status[e] & tg::status::fallback) != 0u;
-    attempts += tg::status::attempts(status[e]);
-  }
-  const double inv = 1.0 / static_cast<double>(n);
-  mean_gates = g * inv;
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "\"stats\": {\"mean_length_m\": %.4f, \"min_length_m\": %.4f, \"max_length_m\": %.4f, "
-                "\"mean_gates\": %.4f, \"valid_fraction\": %.6f, \"fallback_fraction\": %.6f, \"mean_attempts\": %.4f}",
-                sum * inv, lo, hi, g * inv, valid * inv, fallback * inv, attempts * inv);
-  return buf;
+  return track_gen_bench::stats_of(n, length.data(), gates.data(), status.data());
 }
 
 /// The default tuning with another block size of the fused generation kernel.
@@ -255,12 +217,10 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
   r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
   r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
   r.rate = static_cast<double>(envs) / (r.ms.median * 1e-3);
-  double gates = 0;
-  const std::string stats = track_stats_json(course.view(), envs, gates);
-  char buf[128];
-  std::snprintf(buf, sizeof buf, ", \"tracks_per_s\": %.6e, \"bytes_written_per_track\": %.1f, ", r.rate,
-                generate_bytes_per_track(n, gates));
-  r.extra = buf + stats;
+  const track_gen_bench::track_stats stats = track_stats_of(course.view(), envs);
+  r.extra["tracks_per_s"] = number(r.rate, "%.6e");
+  r.extra["bytes_written_per_track"] = number(generate_bytes_per_track(n, stats.mean_gates), "%.1f");
+  r.extra["stats"] = track_gen_bench::stats_json(stats);
   return r;
 }
 
@@ -276,7 +236,7 @@ row run_generate_block(int threads, long envs, int n, const options& o, cudaStre
   }
   r.scenario = "generate_block";
   r.block_threads = threads;
-  r.extra += ", \"block_threads\": " + std::to_string(threads);
+  r.extra["block_threads"] = threads;
   return r;
 }
 
@@ -294,13 +254,13 @@ row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset)
   const ::cuda::stream_ref sref(stream);
   tg::course<> course(params, o.spacing, sref);
   device_buffer<float3> positions(static_cast<std::size_t>(envs));
-  course.bind(positions.p);
+  course.bind(positions.get());
   const unsigned threads = 256, blocks = static_cast<unsigned>((envs + 255) / 256);
   const tg::course_ref view = course.view();
   // Agents 0.15 m further along their tracks each call (about one sample spacing).
   int moves = 0;
   const auto move = [&](int) {
-    place_agents<<<blocks, threads, 0, stream>>>(view, positions.p, moves++, 0.15f);
+    place_agents<<<blocks, threads, 0, stream>>>(view, positions.get(), moves++, 0.15f);
     if (after_reset) reset_progress_kernel<<<blocks, threads, 0, stream>>>(view);
     BENCH_CUDA(cudaGetLastError());
   };
@@ -327,22 +287,20 @@ row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset)
     full += (f & tg::progress_flags::full_search) != 0u;
   }
   if (off != 0) std::fprintf(stderr, "warning: %.0f of %ld agents off track in the step benchmark\n", off, envs);
-  const int window = tg::default_tuning::projection_window;
-  char buf[320];
+  r.extra["env_steps_per_s"] = number(r.rate, "%.6e");
+  r.extra["window"] = tg::default_tuning::projection_window;
   if (after_reset) {
     // The byte model and the full_search flag are those of the usual step: a step after a reset
     // reads every sample of the track and sets no flag (no last position), so neither is reported.
-    std::snprintf(buf, sizeof buf, ", \"env_steps_per_s\": %.6e, \"window\": %d, \"off_track_fraction\": %.6f", r.rate,
-                  window, off / static_cast<double>(envs));
+    r.extra["off_track_fraction"] = number(off / static_cast<double>(envs), "%.6f");
   } else {
     const std::size_t bytes = step_bytes_per_env();
-    std::snprintf(buf, sizeof buf,
-                  ", \"env_steps_per_s\": %.6e, \"window\": %d, \"bytes_per_env\": %zu, \"sector_bytes_per_env\": %zu, "
-                  "\"gb_per_s\": %.3f, \"off_track_fraction\": %.6f, \"full_search_fraction\": %.6f",
-                  r.rate, window, bytes, step_sector_bytes_per_env(), r.rate * static_cast<double>(bytes) * 1e-9,
-                  off / static_cast<double>(envs), full / static_cast<double>(envs));
+    r.extra["bytes_per_env"] = bytes;
+    r.extra["sector_bytes_per_env"] = step_sector_bytes_per_env();
+    r.extra["gb_per_s"] = number(r.rate * static_cast<double>(bytes) * 1e-9, "%.3f");
+    r.extra["off_track_fraction"] = number(off / static_cast<double>(envs), "%.6f");
+    r.extra["full_search_fraction"] = number(full / static_cast<double>(envs), "%.6f");
   }
-  r.extra = buf;
   return r;
 }
 
@@ -351,15 +309,15 @@ std::vector<row> run_copy(const options& o, cudaStream_t stream) {
   const std::size_t bytes = static_cast<std::size_t>(o.copy_mib) << 20;
   const std::size_t n4 = bytes / sizeof(float4);
   device_buffer<float4> src(n4), dst(n4);
-  BENCH_CUDA(cudaMemsetAsync(src.p, 1, bytes, stream));
+  BENCH_CUDA(cudaMemsetAsync(src.get(), 1, bytes, stream));
   std::vector<row> rows;
   for (const bool kernel : {false, true}) {
     const auto call = [&](int) {
       if (kernel) {
-        copy_kernel<<<static_cast<unsigned>((n4 + 255) / 256), 256, 0, stream>>>(src.p, dst.p, n4);
+        copy_kernel<<<static_cast<unsigned>((n4 + 255) / 256), 256, 0, stream>>>(src.get(), dst.get(), n4);
         BENCH_CUDA(cudaGetLastError());
       } else {
-        BENCH_CUDA(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, stream));
+        BENCH_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream));
       }
     };
     row r;
@@ -367,9 +325,7 @@ std::vector<row> run_copy(const options& o, cudaStream_t stream) {
     r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
     r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
     r.rate = 2.0 * static_cast<double>(bytes) / (r.ms.median * 1e-3) * 1e-9;  // read + write
-    char buf[160];
-    std::snprintf(buf, sizeof buf, ", \"bytes\": %zu, \"gb_per_s\": %.3f, \"counted\": \"read + write\"", bytes, r.rate);
-    r.extra = buf;
+    r.extra = {{"bytes", bytes}, {"gb_per_s", number(r.rate, "%.3f")}, {"counted", "read + write"}};
     rows.push_back(r);
   }
   return rows;
@@ -400,107 +356,67 @@ std::vector<row> run_long(int envs, const options& o, cudaStream_t stream) {
       const tg::track_snapshot t = course.copy_tracks(sref);
       for (const std::uint32_t st : t.status) relaxed += (st & tg::status::relaxed) != 0u;
     }
-    char buf[160];
-    std::snprintf(buf, sizeof buf, ", \"tracks_per_s\": %.6e, \"grid_stage\": %s, \"relaxed\": %d", r.rate,
-                  stage ? "true" : "false", relaxed);
-    r.extra = buf;
+    r.extra = {{"tracks_per_s", number(r.rate, "%.6e")}, {"grid_stage", stage}, {"relaxed", relaxed}};
     rows.push_back(r);
   }
   return rows;
 }
 
-bool parse(int argc, char** argv, options& o) {
-  const auto read_long = [](const char* t, char** e) { return std::strtol(t, e, 10); };
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf(
-          "usage: %s [--envs E1,E2,...] [--samples N1,N2,...] [--step-envs E1,E2,...] [--max-envs E]\n"
-          "          [--repeats R>=20] [--warmup W] [--row-cap-s S] [--copy-mib M] [--spacing M] [--seed S]\n"
-          "          [--only generate,step,copy,long] [--no-long] [--quick] [--json PATH]\n"
-          "          [--block-threads T1,T2,...] (extra generate_block rows: T in {64, 128, 256, 512})\n"
-          "defaults: --envs 4096,65536,1048576 --samples 256 --step-envs (= --envs) --repeats 30 --warmup 3\n"
-          "          --copy-mib 2048 --spacing 1 --seed 1, every scenario; --quick: --envs 4096,65536\n"
-          "          --samples 256 --repeats 20 --copy-mib 512, no long_track rows\n",
-          argv[0]);
-      std::exit(0);
-    }
-    if (a == "--no-long") {
-      o.long_rows = false;
-      continue;
-    }
-    if (a == "--quick") {
-      o.envs = {4096L, 65536L};
-      o.samples = {256};
-      o.step_envs.clear();
-      o.repeats = 20;
-      o.copy_mib = 512;
-      o.long_rows = false;
-      continue;
-    }
-    const char* v = track_gen_bench::option_value(argc, argv, i);
-    if (v == nullptr) return false;
-    char* end = nullptr;
-    bool ok = true;
-    if (a == "--envs") {
-      ok = parse_list(v, o.envs, read_long);
-    } else if (a == "--block-threads") {
-      ok = parse_list(v, o.block_threads, [](const char* t, char** e) { return static_cast<int>(std::strtol(t, e, 10)); });
-      for (int t : o.block_threads) ok = ok && (t == 64 || t == 128 || t == 256 || t == 512);
-    } else if (a == "--samples") {
-      ok = parse_list(v, o.samples, read_long);
-    } else if (a == "--step-envs") {
-      ok = parse_list(v, o.step_envs, read_long);
-    } else if (a == "--max-envs") {
-      o.max_envs = std::strtol(v, &end, 10);
-    } else if (a == "--repeats") {
-      o.repeats = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--warmup") {
-      o.warmup = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--row-cap-s") {
-      o.row_cap_s = std::strtod(v, &end);
-    } else if (a == "--copy-mib") {
-      o.copy_mib = std::strtol(v, &end, 10);
-    } else if (a == "--spacing") {
-      o.spacing = std::strtof(v, &end);
-    } else if (a == "--seed") {
-      o.seed = std::strtoull(v, &end, 10);
-    } else if (a == "--only") {
-      std::vector<std::string> names;
-      const std::string list = v;
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        names.push_back(list.substr(at, comma - at));
-        at = comma + 1;
-      }
-      o.generate = o.step = o.copy = o.long_rows = false;
-      for (const std::string& s : names) {
-        if (s == "generate") o.generate = true;
-        else if (s == "step") o.step = true;
-        else if (s == "copy") o.copy = true;
-        else if (s == "long") o.long_rows = true;
-        else ok = false;
-      }
-    } else if (a == "--json") {
-      o.json = v;
-    } else {
-      std::fprintf(stderr, "unknown option: %s\n", a.c_str());
-      return false;
-    }
-    if (!track_gen_bench::value_read(a, v, end, ok)) return false;
-    ++i;
+/// The options of the command line in `o`: -1 to go on, else the exit status.
+int parse(int argc, char** argv, options& o) {
+  using namespace track_gen_bench;
+  CLI::App app("track_gen_bench: GPU throughput of track_gen (generate, step, step_after_reset, long_track) and the "
+               "copy-bandwidth floor, timed with CUDA events.");
+  add_common_options(app, o);
+  app.add_option("--envs", o.envs, "envs E of the generate rows")->delimiter(',')->check(in_range(1L, long{INT_MAX}));
+  app.add_option("--samples", o.samples, "samples N per track of the generate rows")
+      ->delimiter(',')
+      ->check(in_range(8, 4096));
+  app.add_option("--step-envs", o.step_envs, "envs E of the step and step_after_reset rows")
+      ->delimiter(',')
+      ->check(in_range(1L, long{INT_MAX}))
+      ->default_str("as --envs");
+  app.add_option("--max-envs", o.max_envs, "skip the generate and step rows of more envs than this")
+      ->check(at_least(1L))
+      ->default_str("no limit");
+  app.add_option("--repeats", o.repeats, "timed calls per row")->check(at_least(20));
+  app.add_option("--warmup", o.warmup, "untimed calls before them")->check(at_least(1));
+  app.add_option("--row-cap-s", o.row_cap_s,
+                 "seconds a row may take at the warm-up's pace: fewer repeats (never below 20); 0: no cap [s]")
+      ->check(at_least(0.0));
+  app.add_option("--copy-mib", o.copy_mib, "buffer of the copy rows [MiB]")->check(at_least(1L));
+  std::vector<std::string> only;
+  app.add_option("--only", only, "only these scenarios")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"generate", "step", "copy", "long"}))
+      ->default_str("all of them");
+  bool no_long = false, quick = false;
+  app.add_flag("--no-long", no_long, "no long_track rows");
+  app.add_flag("--quick", quick,
+               "smaller defaults: --envs 4096,65536 --samples 256 --repeats 20 --copy-mib 512, no long_track rows "
+               "(the options given win)");
+  app.add_option("--block-threads", o.block_threads,
+                 "extra generate_block rows: the fused generation kernel at these threads per block")
+      ->delimiter(',')
+      ->check(CLI::IsMember({64, 128, 256, 512}));
+  if (const int status = track_gen_bench::parse(app, argc, argv); status >= 0) return status;
+  if (quick) {
+    if (app.count("--envs") == 0) o.envs = {4096L, 65536L};
+    if (app.count("--samples") == 0) o.samples = {256};
+    if (app.count("--repeats") == 0) o.repeats = 20;
+    if (app.count("--copy-mib") == 0) o.copy_mib = 512;
+    if (only.empty()) o.long_rows = false;
   }
+  if (!only.empty()) {
+    const auto has = [&](const char* s) { return std::find(only.begin(), only.end(), s) != only.end(); };
+    o.generate = has("generate");
+    o.step = has("step");
+    o.copy = has("copy");
+    o.long_rows = has("long");
+  }
+  if (no_long) o.long_rows = false;
   if (o.step_envs.empty()) o.step_envs = o.envs;
-  if (!track_gen_bench::all_in_range(o.envs, 1, INT_MAX, "--envs") ||
-      !track_gen_bench::all_in_range(o.step_envs, 1, INT_MAX, "--step-envs") ||
-      !track_gen_bench::all_in_range(o.samples, 8, 4096, "--samples"))
-    return false;
-  if (o.repeats < 20 || o.warmup < 1 || o.max_envs < 1 || !(o.spacing > 0.0f) || o.row_cap_s < 0 || o.copy_mib < 1) {
-    std::fprintf(stderr, "need --repeats >= 20, --warmup >= 1, --max-envs >= 1, --spacing > 0, --row-cap-s >= 0, "
-                         "--copy-mib >= 1\n");
-    return false;
-  }
-  return true;
+  return -1;
 }
 
 /// Runs `body`, appending its rows; a failure is recorded in `errors` and the run goes on.
@@ -525,11 +441,32 @@ void print_tables(const std::vector<row>& rows) {
   }
 }
 
+/// The suite's JSON document of the run ("peer": "track_gen").
+json document(const std::vector<row>& rows, const std::vector<std::string>& errors, const options& o,
+              const std::string& device, const std::string& command, const json& device_info) {
+  json doc = track_gen_bench::document("track_gen", device, command);
+  doc["repeats"] = o.repeats;
+  doc["warmup"] = o.warmup;
+  doc["row_cap_s"] = number(o.row_cap_s, "%g");
+  doc["gate_spacing_m"] = number(o.spacing, "%g");
+  doc["seed"] = o.seed;
+  doc["device_info"] = device_info;
+  json& out = doc["rows"] = json::array();
+  for (const row& r : rows) {
+    json j = {{"scenario", r.scenario}, {"E", r.envs}, {"N", r.samples}, {"repeats", r.repeats}};
+    j.update(track_gen_bench::summary_json(r.ms, "_ms"));
+    j.update(r.extra);
+    out.push_back(std::move(j));
+  }
+  doc["errors"] = errors;
+  return doc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
-  if (!parse(argc, argv, o)) return 2;
+  if (const int status = parse(argc, argv, o); status >= 0) return status;
   const std::string command = track_gen_bench::command_line(argc, argv);
   if (const int skipped = track_gen_bench::require_cuda_device("track_gen_bench")) return skipped;
   std::vector<row> rows;
@@ -583,33 +520,15 @@ int main(int argc, char** argv) {
     print_tables(rows);
 
     if (!o.json.empty()) {
-      std::FILE* f = std::fopen(o.json.c_str(), "w");
-      if (f == nullptr) throw std::runtime_error("cannot write " + o.json);
-      std::fprintf(f,
-                   "{\n  \"peer\": \"track_gen\",\n  \"version\": \"%d.%d.%d\",\n  \"device\": \"%s\",\n"
-                   "  \"command\": \"%s\",\n  \"repeats\": %d,\n  \"warmup\": %d,\n  \"row_cap_s\": %g,\n"
-                   "  \"gate_spacing_m\": %g,\n  \"seed\": %llu,\n"
-                   "  \"device_info\": {\"sm_count\": %d, \"sm_clock_mhz\": %.1f, \"fp32_lanes_per_sm\": %d, "
-                   "\"fp32_peak_tflops_from_clock\": %.3f, \"memory_clock_mhz\": %.1f, \"memory_bus_bits\": %d, "
-                   "\"memory_peak_gb_s_from_clock\": %.1f, \"l2_bytes\": %d},\n  \"rows\": [\n",
-                   TRACK_GEN_VERSION_MAJOR, TRACK_GEN_VERSION_MINOR, TRACK_GEN_VERSION_PATCH,
-                   json_escape(prop.name).c_str(), json_escape(command).c_str(), o.repeats, o.warmup, o.row_cap_s,
-                   static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), prop.multiProcessorCount,
-                   sm_khz / 1e3, lanes, fp32_tflops, mem_khz / 1e3, bus_bits, mem_gb_s, prop.l2CacheSize);
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const row& r = rows[i];
-        std::fprintf(f,
-                     "    {\"scenario\": \"%s\", \"E\": %ld, \"N\": %d, \"repeats\": %d, \"median_ms\": %.6f, "
-                     "\"p10_ms\": %.6f, \"p90_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f%s}%s\n",
-                     r.scenario.c_str(), r.envs, r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min,
-                     r.ms.max, r.extra.c_str(), i + 1 < rows.size() ? "," : "");
-      }
-      std::fprintf(f, "  ],\n  \"errors\": [");
-      for (std::size_t i = 0; i < errors.size(); ++i)
-        std::fprintf(f, "%s\"%s\"", i > 0 ? ", " : "", json_escape(errors[i]).c_str());
-      std::fprintf(f, "]\n}\n");
-      if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + o.json);
-      std::printf("\njson: %s\n", o.json.c_str());
+      const json device_info = {{"sm_count", prop.multiProcessorCount},
+                                {"sm_clock_mhz", number(sm_khz / 1e3, "%.1f")},
+                                {"fp32_lanes_per_sm", lanes},
+                                {"fp32_peak_tflops_from_clock", number(fp32_tflops, "%.3f")},
+                                {"memory_clock_mhz", number(mem_khz / 1e3, "%.1f")},
+                                {"memory_bus_bits", bus_bits},
+                                {"memory_peak_gb_s_from_clock", number(mem_gb_s, "%.1f")},
+                                {"l2_bytes", prop.l2CacheSize}};
+      track_gen_bench::write_json(o.json, document(rows, errors, o, prop.name, command, device_info));
     }
     BENCH_CUDA(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
