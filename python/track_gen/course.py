@@ -53,9 +53,9 @@ def _record_types() -> dict:
         "(G = max_gates; slots >= num_gates[e] unused), per-env fields [E]; float3 fields get a "
         "trailing 3. Rewritten by ``regenerate`` for the envs it touches.")
     tracks.half_width = property(
-        lambda self: __import__("torch").minimum(self.half_width_left, self.half_width_right),
-        doc="float32 [E, N] [m]: the narrower of half_width_left and half_width_right (a new tensor, "
-            "not a view; the two are equal on generated tracks)")
+        lambda self: self.half_widths.amin(dim=-1),
+        doc="float32 [E, N] [m]: the narrower of the two half-widths (half_widths[..., 0] left, "
+            "[..., 1] right); a new tensor, not a view (the two are equal on generated tracks)")
     return {"Progress": progress, "Tracks": tracks}
 
 

@@ -235,9 +235,9 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
       out.add("sample ", k, ": tangent or normal not unit, or normal not horizontal and perpendicular");
       break;
     }
-    if (s.half_width_left[i] != static_cast<float>(lim.half_width) ||
-        s.half_width_right[i] != static_cast<float>(lim.half_width)) {
-      out.add("sample ", k, ": half widths ", s.half_width_left[i], " / ", s.half_width_right[i], " instead of ",
+    if (s.half_widths[i].x != static_cast<float>(lim.half_width) ||
+        s.half_widths[i].y != static_cast<float>(lim.half_width)) {
+      out.add("sample ", k, ": half widths ", s.half_widths[i].x, " / ", s.half_widths[i].y, " instead of ",
               lim.half_width);
       break;
     }
@@ -275,7 +275,7 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
       break;
     }
     const dvec p = to_d(s.position[i]), nl = to_d(s.normal[i]);
-    const double hl = s.half_width_left[i], hr = s.half_width_right[i];
+    const double hl = s.half_widths[i].x, hr = s.half_widths[i].y;
     const dvec l = to_d(s.border_left[i]), r = to_d(s.border_right[i]);
     const double tol = 1e-6 * (1 + normd(p));
     if (!(normd(dvec{l.x - (p.x + hl * nl.x), l.y - (p.y + hl * nl.y), l.z - (p.z + hl * nl.z)}) <= tol &&

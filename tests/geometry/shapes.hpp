@@ -35,7 +35,7 @@ inline bool all_finite(const track_gen::track_snapshot& s, int e) {
   if (!std::isfinite(s.length[static_cast<std::size_t>(e)])) return false;
   for (int k = 0; k < s.num_samples; ++k) {
     const std::size_t i = s.sample_index(e, k);
-    if (!finite3(s.position[i]) || !finite3(s.tangent[i]) || !finite3(s.normal[i]) || !std::isfinite(s.half_width_left[i]) || !std::isfinite(s.half_width_right[i]) ||
+    if (!finite3(s.position[i]) || !finite3(s.tangent[i]) || !finite3(s.normal[i]) || !std::isfinite(s.half_widths[i].x) || !std::isfinite(s.half_widths[i].y) ||
         !std::isfinite(s.curvature[i]))
       return false;
   }

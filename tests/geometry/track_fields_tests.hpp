@@ -51,7 +51,7 @@ TEST_CASE_TEMPLATE_DEFINE("signed curvature, arc length, half-widths and road ed
       // per cent (the reference checker compares it with the samples' own Menger curvature).
       if (std::fabs(s.curvature[i] - sign / radius) > 0.05 / radius) ++bad_curvature;
       if (std::fabs(s.arc_length[i] - k * length / n) > 1e-5 * length) ++bad_arc;
-      if (s.half_width_left[i] != half_width || s.half_width_right[i] != half_width) ++bad_width;
+      if (s.half_widths[i].x != half_width || s.half_widths[i].y != half_width) ++bad_width;
       const double left = std::hypot(s.border_left[i].x, s.border_left[i].y);
       const double right = std::hypot(s.border_right[i].x, s.border_right[i].y);
       if (std::fabs(left - (radius - sign * half_width)) > 1e-3 || std::fabs(right - (radius + sign * half_width)) > 1e-3)

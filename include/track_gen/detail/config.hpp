@@ -42,7 +42,11 @@
 #error "track_gen needs the CUDA 13 runtime headers (CUDART_VERSION >= 13000) for its CUDA backend."
 #endif
 #else
-/// Layout-compatible stand-in for CUDA's `float3` when the toolkit is absent (host backend only).
+/// Layout-compatible stand-ins for CUDA's `float2` and `float3` when the toolkit is absent (host
+/// backend only).
+struct alignas(8) float2 {
+  float x, y;
+};
 struct float3 {
   float x, y, z;
 };

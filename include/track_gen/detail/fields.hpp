@@ -19,12 +19,11 @@
   X(position, float3, samples, "centreline samples, uniform in arc length [m]")                                      \
   X(tangent, float3, samples, "unit tangents (direction of travel)")                                                  \
   X(normal, float3, samples, "unit left normals (horizontal)")                                                        \
-  X(half_width_left, float, samples, "road half-width to the left of the centreline [m]")                             \
-  X(half_width_right, float, samples, "road half-width to the right of the centreline [m]")                           \
+  X(half_widths, float2, samples, "road half-widths [m]: x to the left, y to the right of the centreline")            \
   X(curvature, float, samples, "signed curvature [1/m]: positive turning left (a CCW circle of radius R gives +1/R)") \
   X(arc_length, float, samples, "arc length of each sample from the start line, k * L / N [m]")                       \
-  X(border_left, float3, samples, "left road edge, position + half_width_left * normal [m]")                          \
-  X(border_right, float3, samples, "right road edge, position - half_width_right * normal [m]")                       \
+  X(border_left, float3, samples, "left road edge, position + half_widths.x * normal [m]")                            \
+  X(border_right, float3, samples, "right road edge, position - half_widths.y * normal [m]")                          \
   X(gate_centre, float3, gates, "gate centres, on the centreline [m]")                                                \
   X(gate_normal, float3, gates, "unit gate normals: the track tangent, the forward crossing direction")               \
   X(gate_half_width, float, gates, "half-width of each gate's opening [m]")                                          \
@@ -62,6 +61,11 @@ struct element_traits<float> {
   static constexpr int components = 1;
 };
 template <>
+struct element_traits<float2> {
+  static constexpr scalar kind = scalar::float32;
+  static constexpr int components = 2;
+};
+template <>
 struct element_traits<float3> {
   static constexpr scalar kind = scalar::float32;
   static constexpr int components = 3;
@@ -82,7 +86,7 @@ struct field_info {
   const char* name;
   extent per_env;
   scalar kind;
-  int components;            ///< 3 for float3, else 1
+  int components;            ///< 3 for float3, 2 for float2, else 1
   std::size_t element_bytes;
   const char* description;
 };

@@ -15,6 +15,12 @@ TRACK_GEN_HD inline float3 f3(float x, float y, float z) {
   r.z = z;
   return r;
 }
+TRACK_GEN_HD inline float2 f2(float x, float y) {
+  float2 r;
+  r.x = x;
+  r.y = y;
+  return r;
+}
 TRACK_GEN_HD inline float3 operator+(float3 a, float3 b) { return f3(a.x + b.x, a.y + b.y, a.z + b.z); }
 TRACK_GEN_HD inline float3 operator-(float3 a, float3 b) { return f3(a.x - b.x, a.y - b.y, a.z - b.z); }
 TRACK_GEN_HD inline float3 operator*(float3 a, float s) { return f3(a.x * s, a.y * s, a.z * s); }

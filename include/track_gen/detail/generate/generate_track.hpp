@@ -87,8 +87,7 @@ TRACK_GEN_HD void store_samples(Ctx& ctx, const workspace& ws, const track_array
     const float3 b = ws.position[k];
     const float3 left = out.normal[i];
     out.position[i] = b;
-    out.half_width_left[i] = half_width;
-    out.half_width_right[i] = half_width;
+    out.half_widths[i] = f2(half_width, half_width);
     out.arc_length[i] = static_cast<float>(k) * spacing;
     out.border_left[i] = b + left * half_width;
     out.border_right[i] = b - left * half_width;
