@@ -88,7 +88,7 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
     length_cap = std::max(length_cap, v.validate.length_max);
   }
   if (user != nullptr) {
-    const bool spline = user_kind == user_tracks::kind::control_points;
+    const bool spline = user_track_source(user_kind) == track_source::control_points;
     if (spline) control_cap = std::max(control_cap, user->max_count);
     dense_cap = std::max(dense_cap, spline ? user->max_count * per : user->max_count);
     // A spline through the points is rarely more than 1.5x its control polygon.
@@ -488,8 +488,7 @@ class course {
       a.user_points = reinterpret_cast<const float3*>(base + plan_.user_points);
       a.user_offsets = reinterpret_cast<const int*>(base + plan_.user_offsets);
       a.num_user_tracks = static_cast<int>(user.offsets.size()) - 1;
-      a.user_source = kind == user_tracks::kind::centreline ? detail::track_source::centreline
-                                                            : detail::track_source::control_points;
+      a.user_source = detail::user_track_source(kind);
     }
     if (plan_.grid) {
       grid_samples& g = a.grid;

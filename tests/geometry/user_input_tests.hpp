@@ -242,6 +242,32 @@ TEST_CASE_TEMPLATE_DEFINE("bad user tracks throw std::invalid_argument naming th
   }
 }
 
+TEST_CASE_TEMPLATE_DEFINE("an invalid user_tracks::kind throws std::invalid_argument naming user_tracks.type", Policy,
+                          bad_user_kind) {
+  // Issue 17, item 1: static_cast<user_tracks::kind>(7) was sized as a centreline (dense
+  // capacity = the point count) but built as control points (count * samples_per_segment dense
+  // samples): 100 points overflowed the host backend's scratch buffer, 10 were silently accepted.
+  namespace tg = track_gen;
+  using course_t = tg::course<tg::presets::track_pipeline, Policy>;
+  using B = backend<Policy>;
+  typename B::stream_holder stream;
+  const tg::track_params p = tg::presets::track(2);
+  for (const int count : {10, 100}) {
+    for (const int raw : {7, 2, -1, 255}) {
+      CAPTURE(count);
+      CAPTURE(raw);
+      tg::user_tracks t;
+      t.type = static_cast<tg::user_tracks::kind>(raw);
+      t.tracks = {ellipse_points(count)};
+      expect_invalid_argument([&] { course_t c(p, 1.0f, t, stream.get()); },
+                              {"user_tracks.type", std::to_string(raw).c_str(), "kind::control_points", "kind::centreline"});
+    }
+  }
+  // The one validation maps the two valid kinds onto their sources.
+  CHECK(tg::detail::user_track_source(tg::user_tracks::kind::control_points) == tg::detail::track_source::control_points);
+  CHECK(tg::detail::user_track_source(tg::user_tracks::kind::centreline) == tg::detail::track_source::centreline);
+}
+
 TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the parameter and its range", Policy,
                           bad_params) {
   namespace tg = track_gen;

@@ -4,6 +4,7 @@
 /// its valid range), and the capacities derived from them.
 
 #include <track_gen/detail/math.hpp>
+#include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/user_tracks.hpp>
 
@@ -113,6 +114,23 @@ inline std::vector<track_params> check_variants(const track_variants& v, const t
   return out;
 }
 
+/// The one validation of `user_tracks::type`: the track source of a valid kind, or
+/// std::invalid_argument naming `user_tracks.type` and the valid values. Every place that
+/// branches on the kind (sanitize, the capacities, the generation arguments) goes through it:
+/// an out-of-range enum value (static_cast<user_tracks::kind>(7)) compared against one kind
+/// falls into the other branch, and two places that pick different "other" branches size the
+/// scratch for one kind and build the other (issue 17: a heap overflow in the spline stage).
+inline track_source user_track_source(user_tracks::kind type) {
+  switch (type) {
+    case user_tracks::kind::control_points: return track_source::control_points;
+    case user_tracks::kind::centreline: return track_source::centreline;
+  }
+  throw std::invalid_argument("track_gen: user_tracks.type = " + std::to_string(static_cast<int>(type)) +
+                              " is not a user_tracks::kind: expected kind::control_points (" +
+                              std::to_string(static_cast<int>(user_tracks::kind::control_points)) + ") or kind::centreline (" +
+                              std::to_string(static_cast<int>(user_tracks::kind::centreline)) + ")");
+}
+
 /// User tracks after cleaning: concatenated points, offsets, and the longest polyline length.
 struct sanitized_tracks {
   std::vector<float3> points;
@@ -125,11 +143,11 @@ struct sanitized_tracks {
 /// track's extent, so a list that repeats its first point at the end is closed once), checks
 /// that every point is finite and that enough points remain.
 inline sanitized_tracks sanitize(const user_tracks& in, int num_envs) {
+  const int min_points = user_track_source(in.type) == track_source::control_points ? 4 : 3;
   const int count = static_cast<int>(in.tracks.size());
   require(count == 1 || count == num_envs,
           "user_tracks.tracks must hold 1 track (shared by every env) or num_envs = " + std::to_string(num_envs) +
               " tracks, got " + std::to_string(count));
-  const int min_points = in.type == user_tracks::kind::control_points ? 4 : 3;
   sanitized_tracks out;
   for (int t = 0; t < count; ++t) {
     const auto& pts = in.tracks[static_cast<std::size_t>(t)];
