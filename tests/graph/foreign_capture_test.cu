@@ -1,7 +1,11 @@
-// Another thread holds a capture begun in cudaStreamCaptureModeGlobal (issue 17, item 4): this
-// thread destroys objects of ours meanwhile, a graph_exec, a graph, a scoped_capture, courses
-// of every ownership with and without the graphs that anchor them. None of it may break the
-// other thread's capture: it must end with cudaSuccess and a graph that replays.
+// Another thread holds a capture begun in cudaStreamCaptureModeGlobal (issue 17, items 4 and 5).
+// Item 4: this thread destroys objects of ours meanwhile, a graph_exec, a graph, a
+// scoped_capture, courses of every ownership with and without the graphs that anchor them. None
+// of it may break the other thread's capture: it must end with cudaSuccess and a graph that
+// replays. Item 5: constructing a capture::global course meanwhile is refused by CUDA (and CUDA
+// invalidates the other capture: its global-mode rule); the library's error must say what
+// happened and what to do. capture::relaxed and capture::thread_local_ courses construct and
+// leave the other capture valid.
 #include "graph_support.hpp"
 
 #include <atomic>
@@ -227,5 +231,81 @@ TEST_CASE_TEMPLATE_APPLY(destroy_course_during_foreign_capture,
                                     tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::owning>,
                                     tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::borrowed>,
                                     tg::policy<tg::capture::global, tg::skip::unconditional, tg::ownership::anchored>>);
+
+TEST_CASE("constructing a capture::global course while another thread captures in global mode throws capture_error saying what to do") {
+  using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored>;
+  preload_add_one();
+  device_buffer<int> counter(1);
+  stream_holder s;
+  const tg::track_params params = tg::presets::track(16);
+  course_t<policy> loaded(params, 0.6f, ::cuda::stream_ref{s.get()});  // kernels loaded before any capture
+  GT_CUDA(cudaStreamSynchronize(s));
+  bool capture_error_thrown = false, other_exception = false;
+  std::string message;
+  int code = 0;
+  const foreign_capture r = around_foreign_global_capture(
+      [&] {
+        try {
+          course_t<policy> c(params, 0.6f, ::cuda::stream_ref{s.get()});
+        } catch (const tg::capture_error& e) {
+          capture_error_thrown = true;
+          message = e.what();
+          code = e.code();
+        } catch (const std::exception& e) {
+          other_exception = true;
+          message = e.what();
+        }
+      },
+      counter.get());
+  INFO("message: " << message);
+  CHECK_FALSE(other_exception);
+  REQUIRE(capture_error_thrown);
+  CHECK(code != 0);
+  // What happened ...
+  CHECK(message.find("cudaMalloc of the course storage failed") != std::string::npos);
+  CHECK(message.find("another thread holds a capture begun in cudaStreamCaptureModeGlobal") != std::string::npos);
+  CHECK(message.find("invalidates that") != std::string::npos);
+  // ... and what to do.
+  CHECK(message.find("before any thread begins capturing") != std::string::npos);
+  CHECK(message.find("capture::relaxed") != std::string::npos);
+  CHECK(message.find("capture::thread_local_") != std::string::npos);
+  // The refusal is reported by the exception, not left in the thread's last-error state.
+  CHECK(cudaGetLastError() == cudaSuccess);
+  // CUDA's global-mode rule invalidates the other capture (reported, not required).
+  MESSAGE("the other thread's capture ended with " << cudaGetErrorName(r.end) << ", graph " << (r.graph ? "valid" : "null"));
+  // Once that capture is over, construction works again.
+  course_t<policy> after(params, 0.6f, ::cuda::stream_ref{s.get()});
+  const tg::track_snapshot t = after.copy_tracks(::cuda::stream_ref{s.get()});
+  CHECK(t.num_envs == 16);
+}
+
+TEST_CASE_TEMPLATE_DEFINE("a capture::relaxed or thread_local_ course constructs while another thread captures in global mode and leaves that capture valid",
+                          Policy, construct_during_foreign_capture) {
+  INFO("policy: " << policy_name<Policy>());
+  preload_add_one();
+  device_buffer<int> counter(1);
+  stream_holder s;
+  const tg::track_params params = tg::presets::track(16);
+  { course_t<Policy> loaded(params, 0.6f, ::cuda::stream_ref{s.get()}); }  // kernels loaded before any capture
+  GT_CUDA(cudaStreamSynchronize(s));
+  tg::release_deferred();
+  std::optional<course_t<Policy>> c;
+  std::optional<tg::track_snapshot> tracks;
+  const foreign_capture r = around_foreign_global_capture(
+      [&] {
+        c.emplace(params, 0.6f, ::cuda::stream_ref{s.get()});
+        tracks.emplace(c->copy_tracks(::cuda::stream_ref{s.get()}));
+      },
+      counter.get());
+  check_capture_intact(r, counter);
+  REQUIRE(tracks.has_value());
+  CHECK(tracks->num_envs == 16);
+  for (std::size_t e = 0; e < tracks->length.size(); ++e) CHECK(tracks->length[e] > 0.0f);
+}
+
+TEST_CASE_TEMPLATE_APPLY(construct_during_foreign_capture,
+                         std::tuple<tg::policy<tg::capture::relaxed, tg::skip::conditional, tg::ownership::anchored>,
+                                    tg::policy<tg::capture::thread_local_, tg::skip::conditional, tg::ownership::anchored>,
+                                    tg::policy<tg::capture::relaxed, tg::skip::unconditional, tg::ownership::owning>>);
 
 }  // namespace graph_test
