@@ -76,7 +76,8 @@ struct validate_params {
   /// r = max(turn_radius_min, half_width + clearance_margin / 2) (tighter folds the inner edge).
   float turn_radius_min = 0.4f;
   /// Extra gap required between track edges that are far apart along the track [m], >= 0:
-  /// such points must be >= 2 * half_width + clearance_margin apart.
+  /// such sections of the centreline (the segments between its samples, as segments) must be
+  /// >= 2 * half_width + clearance_margin apart; a centreline that crosses itself never passes.
   float clearance_margin = 0.1f;
   /// Attempts before the fallback ellipse, in [1, 255].
   int max_attempts = 16;
