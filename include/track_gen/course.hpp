@@ -95,13 +95,7 @@ inline course_plan make_plan(const track_params& params, float spacing, const sa
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
   course_plan plan;
-  const double gates = std::ceil(static_cast<double>(length_cap) / spacing);
-  if (!(gates <= 1e7)) {
-    throw std::invalid_argument("track_gen: checkpoint_spacing = " + std::to_string(spacing) + " m gives " +
-                                std::to_string(gates) + " gates on a track of up to " + std::to_string(length_cap) +
-                                " m; at most 1e7 gates per track are supported");
-  }
-  plan.max_gates = std::max(1, static_cast<int>(gates));
+  plan.max_gates = checked_max_gates(length_cap, spacing);
   plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples, random_control_cap);
   plan.layout = course_layout::make(params.num_envs, params.num_samples, plan.max_gates);
   std::size_t at = plan.layout.bytes;

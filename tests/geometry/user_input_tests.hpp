@@ -188,7 +188,8 @@ inline void expect_invalid_argument(const std::function<void()>& make, std::init
     thrown = true;
     const std::string what = err.what();
     CAPTURE(what);
-    for (const char* needle : needles) {
+    for (const char* needle_text : needles) {
+      const std::string needle = needle_text;
       CAPTURE(needle);
       CHECK(what.find(needle) != std::string::npos);
     }
@@ -309,6 +310,23 @@ TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the
                             p.env_offset = 4294967290u;
                           }),
                           {"env_offset"});
+  // Issue 17, item 8: the value is printed with enough digits to differ from the bound it
+  // breaks (0.9990001 used to print as 0.999, "out of range [0, 0.999]"); shortest round-trip digits.
+  expect_invalid_argument(with([](tg::track_params& p) { p.polar.angle_jitter = std::nextafter(0.999f, 1.0f); }),
+                          {"track_params.polar.angle_jitter = 0.9990001 is out of range", "[0, 0.999]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.repulsive.smoothing = std::nextafter(0.999f, 1.0f); }),
+                          {"track_params.repulsive.smoothing = 0.9990001 is out of range", "[0, 0.999]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.half_width = std::nextafter(1e-4f, 0.0f); }),
+                          {"track_params.half_width [m] = 9.999999e-5 is out of range", "[0.0001, 1e6]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.dense_repulsive.step = std::nextafter(1.0f, 2.0f); }),
+                          {"track_params.dense_repulsive.step = 1.0000001 is out of range", "[1e-6, 1]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.num_envs = (1 << 30) + 1; }),
+                          {"track_params.num_envs = 1073741825 is out of range", "[1, 1073741824]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.polar.radius_max = std::nextafter(p.polar.radius_min, 0.0f); }),
+                          {"track_params.polar.radius_max [m] = 3.9999998 is out of range", "[4, 1e6]",
+                           "track_params.polar.radius_min"});
+  expect_invalid_argument(with([](tg::track_params&) {}, std::nextafter(1e-3f, 0.0f)),
+                          {"checkpoint_spacing [m] = 0.0009999999 is out of range", "[0.001, 1e6]"});
 }
 
 }  // namespace tg_test
