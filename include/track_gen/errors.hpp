@@ -21,10 +21,20 @@ class cuda_error : public std::runtime_error {
 };
 
 /// A call was made on a stream whose capture state does not allow it (for example an
-/// allocating call on a capturing stream). The message says what to do instead.
+/// allocating call on a capturing stream), or a CUDA call was refused because of a stream
+/// capture (this thread's, or another thread's capture begun in cudaStreamCaptureModeGlobal).
+/// The message says what happened and what to do instead.
 class capture_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  /// `code`: the `cudaError_t` value of the refused CUDA call.
+  capture_error(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
+  /// The `cudaError_t` value of the CUDA call that was refused; 0 when the library itself
+  /// refused the call before making it (e.g. construction on a capturing stream).
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_ = 0;
 };
 
 }  // namespace track_gen

@@ -26,7 +26,8 @@ namespace track_gen {
 
 class graph_exec;
 
-/// Owning handle of a `cudaGraph_t` (destroyed with the object). Move-only.
+/// Owning handle of a `cudaGraph_t` (destroyed with the object). Move-only. Destroying one (or a
+/// graph_exec, or a scoped_capture) never breaks another thread's capture, whatever its mode.
 class graph {
  public:
   graph() = default;
@@ -45,11 +46,14 @@ class graph {
   ~graph() { reset(); }
 
   cudaGraph_t get() const noexcept { return g_; }
+  /// Gives up ownership: returns the handle (the caller destroys it) and leaves this empty.
+  cudaGraph_t release() noexcept { return std::exchange(g_, nullptr); }
   explicit operator bool() const noexcept { return g_ != nullptr; }
   /// Instantiates an executable graph. @throws cuda_error on failure.
   graph_exec instantiate() const;
+  /// Destroys the graph (relaxed capture mode: safe while other threads capture, in any mode).
   void reset() noexcept {
-    if (g_ != nullptr) (void)cudaGraphDestroy(g_);
+    detail::destroy_graph(g_);
     g_ = nullptr;
   }
 
@@ -75,12 +79,17 @@ class graph_exec {
   ~graph_exec() { reset(); }
 
   cudaGraphExec_t get() const noexcept { return e_; }
+  /// Gives up ownership: returns the handle (the caller destroys it) and leaves this empty.
+  cudaGraphExec_t release() noexcept { return std::exchange(e_, nullptr); }
   /// Launches the graph on `stream` (asynchronous). @throws cuda_error on failure.
   void launch(::cuda::stream_ref stream) const {
     detail::throw_on_cuda_error(cudaGraphLaunch(e_, stream.get()), "cudaGraphLaunch");
   }
+  /// Destroys the executable graph in relaxed capture mode: a cudaGraphExecDestroy made in
+  /// global mode while another thread holds a global-mode capture invalidates that capture
+  /// (detail::destroy_graph_exec says why relaxed mode is enough).
   void reset() noexcept {
-    if (e_ != nullptr) (void)cudaGraphExecDestroy(e_);
+    detail::destroy_graph_exec(e_);
     e_ = nullptr;
   }
 
@@ -111,7 +120,7 @@ class scoped_capture {
   ~scoped_capture() {
     if (active_) {
       cudaGraph_t g = nullptr;
-      if (cudaStreamEndCapture(stream_.get(), &g) == cudaSuccess && g != nullptr) (void)cudaGraphDestroy(g);
+      if (cudaStreamEndCapture(stream_.get(), &g) == cudaSuccess && g != nullptr) detail::destroy_graph(g);
       (void)cudaGetLastError();
     }
   }

@@ -1,7 +1,9 @@
 #pragma once
 /// @file
 /// Generation parameters: one struct per stage, gathered in `track_params`. All lengths in
-/// metres, angles in radians.
+/// metres, angles in radians. Each field's comment states its range as the construction checks
+/// enforce it: they read one table, detail/param_ranges.hpp, which docs/parameters.md prints
+/// with the reason for every bound (tests/core/param_ranges_test.cpp keeps the three in step).
 
 #include <track_gen/detail/config.hpp>
 
@@ -13,26 +15,29 @@ namespace track_gen {
 struct random_polar_params {
   /// Number of control points M, in [4, 1024].
   int control_points = 12;
-  /// Radius band of the control points [m], 0 < radius_min <= radius_max.
+  /// Smallest radius of the control points [m], in [0.001, 1e6].
   float radius_min = 4.0f;
+  /// Largest radius of the control points [m], in [radius_min, 1e6].
   float radius_max = 7.0f;
   /// Angular jitter as a fraction of the angular step 2*pi/M, in [0, 0.999]: angles stay strictly
   /// increasing because each point moves at most jitter/2 of a step either way.
   float angle_jitter = 0.5f;
-  /// Elevation band of the control points [m] (both 0: a flat track).
+  /// Lowest elevation of the control points [m], in [-1e6, 1e6] (both 0: a flat track).
   float elevation_min = 0.0f;
+  /// Highest elevation of the control points [m], in [elevation_min, 1e6].
   float elevation_max = 0.0f;
 };
 
 /// `stages::repulsive`: bounded relaxation pushing non-adjacent control-polygon segments apart.
 struct repulsive_params {
-  /// Target clearance between a control point and every non-adjacent polygon segment [m], >= 0.
+  /// Target clearance [m], in [0, 1e6], between a control point and every non-adjacent polygon
+  /// segment.
   float clearance = 1.5f;
-  /// Pull of a pushed point toward the midpoint of its neighbours, per iteration, in [0, 1).
+  /// Pull of a pushed point toward the midpoint of its neighbours, per iteration, in [0, 0.999].
   float smoothing = 0.05f;
   /// Iteration bound (the BOUNDED loop), in [0, 1000]; 0 disables the stage.
   int max_iterations = 32;
-  /// Stop once the largest overlap is below this [m], > 0.
+  /// Stop once the largest overlap is below this [m], in [1e-9, 1e6].
   float tolerance = 1e-3f;
 };
 
@@ -47,13 +52,13 @@ struct spline_params {
 /// apart in space. Runs as windows of launches (several blocks per track); the stage is off when
 /// `max_windows` or `clearance` is 0 (the default: only pipelines that contain the stage read it).
 struct dense_repulsive_params {
-  /// Target distance [m], >= 0, between dense samples farther apart along the track than a
+  /// Target distance [m], in [0, 1e6], between dense samples farther apart along the track than a
   /// half circle of diameter `clearance`. The samples that never repel are capped at half the
   /// track, so a clearance above about L / pi has no pair left to push: the stage does nothing.
   float clearance = 0.0f;
-  /// Fraction of the summed push applied per iteration, in (0, 1].
+  /// Fraction of the summed push applied per iteration, in [1e-6, 1].
   float step = 0.25f;
-  /// Pull of a pushed sample toward the midpoint of its neighbours, per iteration, in [0, 1).
+  /// Pull of a pushed sample toward the midpoint of its neighbours, per iteration, in [0, 0.999].
   float smoothing = 0.5f;
   /// Jacobi iterations per window (one launch each), even, in [2, 256].
   int iterations_per_window = 8;
@@ -61,22 +66,25 @@ struct dense_repulsive_params {
   /// if it has not converged. Cost per track, worst case: max_windows * iterations_per_window
   /// iterations of O(D^2) work (D dense samples; 4.2e6 pairs per iteration at D = 2048).
   int max_windows = 0;
-  /// A track stops once its largest overlap in the last iteration of a window is below this [m], > 0.
-  /// Below about 1e-6 of the track's coordinates (float32 resolution) it never converges, and
+  /// A track stops once its largest overlap in the last iteration of a window is below this [m],
+  /// in [1e-9, 1e6]. Below about 1e-6 of the track's coordinates (float32 resolution) it never converges, and
   /// every track runs all max_windows windows.
   float tolerance = 1e-2f;
 };
 
 /// `stages::validate`: acceptance test of a candidate track and the retry budget.
 struct validate_params {
-  /// Accepted centreline length range [m], 0 < length_min <= length_max.
+  /// Shortest accepted centreline [m], in [0.001, 1e6].
   float length_min = 10.0f;
+  /// Longest accepted centreline [m], in [length_min, 1e6]. It also sizes every env's gate
+  /// storage: ceil(length_max / checkpoint_spacing) gates, at most 1e7.
   float length_max = 60.0f;
-  /// Minimum turn radius of the centreline [m], > 0: max curvature <= 1 / r with
+  /// Minimum turn radius of the centreline [m], in [0.0001, 1e6]: max curvature <= 1 / r with
   /// r = max(turn_radius_min, half_width + clearance_margin / 2) (tighter folds the inner edge).
   float turn_radius_min = 0.4f;
-  /// Extra gap required between track edges that are far apart along the track [m], >= 0:
-  /// such points must be >= 2 * half_width + clearance_margin apart.
+  /// Extra gap required between track edges that are far apart along the track [m], in [0, 1e6]:
+  /// such sections of the centreline (the segments between its samples, as segments) must be
+  /// >= 2 * half_width + clearance_margin apart; a centreline that crosses itself never passes.
   float clearance_margin = 0.1f;
   /// Attempts before the fallback ellipse, in [1, 255].
   int max_attempts = 16;
@@ -85,19 +93,19 @@ struct validate_params {
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
-  /// Environments in this batch (one track each), >= 1.
+  /// Environments in this batch (one track each), in [1, 1073741824] (2^30).
   int num_envs = 1;
   /// Global id of local environment 0 (sharding across devices): env e draws the random stream
-  /// of global id env_offset + e.
+  /// of global id env_offset + e; env_offset + num_envs - 1 <= 2^32 - 1.
   std::uint32_t env_offset = 0;
   /// Seed of every random stream of the batch.
   std::uint64_t seed = 0;
   /// Samples N of the resampled centreline (uniform in arc length), in [8, 4096].
   int num_samples = 256;
-  /// Track half-width [m], > 0 (stored per sample).
+  /// Track half-width [m], in [0.0001, 1e6] (stored per sample).
   float half_width = 0.3f;
-  /// Half-height of every gate's opening [m], > 0: a crossing counts when it is within the
-  /// half-width sideways and this vertically of the gate centre.
+  /// Half-height of every gate's opening [m], in [0.0001, 1e6]: a crossing counts when it is
+  /// within the half-width sideways and this vertically of the gate centre.
   float gate_half_height = 1.0f;
 
   random_polar_params polar;

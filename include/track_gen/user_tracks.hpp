@@ -15,6 +15,8 @@ struct user_tracks {
     control_points,  ///< points the closed centripetal Catmull-Rom spline passes through
     centreline,      ///< a closed polyline (the dense centreline itself)
   };
+  /// One of the two kinds above; any other value (an integer cast to `kind`) is rejected at
+  /// construction with std::invalid_argument naming `user_tracks.type`.
   kind type = kind::control_points;
   /// One closed track per env, or exactly one shared by every env. Host memory, metres,
   /// env-local frame. Need not repeat the first point at the end (a repeat is dropped), and

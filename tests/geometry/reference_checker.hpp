@@ -89,8 +89,35 @@ struct track_measure {
   int worst_curvature_k = -1;
   double min_far_distance = 1e300; ///< least distance between samples farther apart than the window
   int far_i = -1, far_j = -1;
+  /// Least distance between segments (sample k to k + 1) whose nearest endpoints are farther
+  /// apart than the window: the polyline's exact clearance (0 where it crosses itself).
+  double min_far_segment_distance = 1e300;
+  int far_segment_i = -1, far_segment_j = -1;
   double window_over_ds = 0;       ///< w / (L / N): the window in samples (not rounded)
 };
+
+/// Distance between the segments [p1, q1] and [p2, q2], in double: the minimum over the
+/// segments' closest-point conditions written out independently of the library (the four
+/// endpoint-to-segment distances, and the interior critical point of the two lines when both of
+/// its parameters fall inside the segments).
+inline double segment_distance(dvec p1, dvec q1, dvec p2, dvec q2) {
+  auto point_segment = [](dvec p, dvec a, dvec b) {
+    const dvec ab = b - a;
+    const double den = dotd(ab, ab);
+    const double t = den > 0 ? std::clamp(dotd(p - a, ab) / den, 0.0, 1.0) : 0.0;
+    return normd(p - (a + ab * t));
+  };
+  double best = std::min({point_segment(p1, p2, q2), point_segment(q1, p2, q2), point_segment(p2, p1, q1),
+                          point_segment(q2, p1, q1)});
+  const dvec d1 = q1 - p1, d2 = q2 - p2, r = p1 - p2;
+  const double a = dotd(d1, d1), b = dotd(d1, d2), e = dotd(d2, d2), c = dotd(d1, r), f = dotd(d2, r);
+  const double den = a * e - b * b;
+  if (den > 1e-12 * a * e) {
+    const double s = (b * f - c * e) / den, t = (a * f - b * c) / den;
+    if (s >= 0 && s <= 1 && t >= 0 && t <= 1) best = std::min(best, normd((p1 + d1 * s) - (p2 + d2 * t)));
+  }
+  return best;
+}
 
 /// Measures env `e` of a snapshot. `window_factor` scales the window of the clearance test
 /// (1 + tolerance to give the float library the benefit of the doubt on the window edge).
@@ -159,6 +186,28 @@ inline track_measure measure(const track_gen::track_snapshot& s, int e, const tr
     }
   }
   if (m.far_i >= 0) m.min_far_distance = std::sqrt(best2);
+  // The same for segments: i -> i+1 and j -> j+1 are far apart when both gaps between them,
+  // j - (i + 1) and i + n - (j + 1) samples, are at least d_min. A pair whose first samples are
+  // D apart is at least D - |segment i| - |segment j| apart: measured only when that can beat
+  // the best so far.
+  std::vector<double> seg(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) seg[static_cast<std::size_t>(k)] = normd(at(k + 1) - at(k));
+  double best_seg = 1e300;
+  for (int i = 0; i < n; ++i) {
+    const dvec a0 = at(i), a1 = at(i + 1);
+    const int j_end = i + n - 1 - d_min;  // gap i + n - (j + 1) >= d_min
+    for (int j = i + d_min + 1; j <= std::min(j_end, n - 1); ++j) {
+      const dvec b0 = p[static_cast<std::size_t>(j)];
+      if (normd(b0 - a0) - seg[static_cast<std::size_t>(i)] - seg[static_cast<std::size_t>(j)] >= best_seg) continue;
+      const double d = segment_distance(a0, a1, b0, at(j + 1));
+      if (d < best_seg) {
+        best_seg = d;
+        m.far_segment_i = i;
+        m.far_segment_j = j;
+      }
+    }
+  }
+  if (m.far_segment_i >= 0) m.min_far_segment_distance = best_seg;
   return m;
 }
 
@@ -372,8 +421,9 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
 }
 
 /// The acceptance contract of a track the library marked valid: L in [length_min, length_max],
-/// max Menger curvature <= 1 / turn_radius_min, and every two samples farther apart along the
-/// track than the window w at least c apart in space. Each threshold is relaxed by
+/// max Menger curvature <= 1 / turn_radius_min, and every two samples, and every two segments
+/// between consecutive samples, farther apart along the track than the window w at least c
+/// apart in space. Each threshold is relaxed by
 /// `tol.threshold` (relative): float-vs-double rounding only. `m` must come from `measure`
 /// with window_factor = 1 + tol.threshold.
 inline void check_valid_track(const track_limits& lim, const track_measure& m, const check_tolerances& tol,
@@ -387,6 +437,10 @@ inline void check_valid_track(const track_limits& lim, const track_measure& m, c
   if (m.min_far_distance < lim.clearance() * (1 - t))
     out.add("valid but samples ", m.far_i, " and ", m.far_j, " are ", m.min_far_distance, " m apart in space (< c = ",
             lim.clearance(), ") while farther apart than w = ", lim.window(), " along the track");
+  if (m.min_far_segment_distance < lim.clearance() * (1 - t))
+    out.add("valid but segments ", m.far_segment_i, " and ", m.far_segment_j, " (sample k to k + 1) are ",
+            m.min_far_segment_distance, " m apart in space (< c = ", lim.clearance(), ") while farther apart than w = ",
+            lim.window(), " along the track");
 }
 
 /// How close a track is to one of the validation thresholds, as the smallest relative margin
@@ -405,7 +459,7 @@ inline threshold_margins margins(const track_limits& lim, const track_measure& m
   r.length_low = (m.length - lim.length_min) / lim.length_min;
   r.length_high = (lim.length_max - m.length) / lim.length_max;
   r.curvature = (1 / lim.turn_radius_min - m.max_curvature) * lim.turn_radius_min;
-  r.clearance = (m.min_far_distance - lim.clearance()) / lim.clearance();
+  r.clearance = (std::min(m.min_far_distance, m.min_far_segment_distance) - lim.clearance()) / lim.clearance();
   r.window_edge = std::fabs(m.window_over_ds - std::round(m.window_over_ds)) / std::max(1.0, m.window_over_ds);
   return r;
 }

@@ -5,5 +5,6 @@ namespace tg_test {
 TEST_CASE_TEMPLATE_APPLY(degenerate_user_tracks, std::tuple<track_gen::cuda_policy>);
 TEST_CASE_TEMPLATE_APPLY(close_user_points, std::tuple<track_gen::cuda_policy>);
 TEST_CASE_TEMPLATE_APPLY(bad_user_tracks, std::tuple<track_gen::cuda_policy>);
+TEST_CASE_TEMPLATE_APPLY(bad_user_kind, std::tuple<track_gen::cuda_policy>);
 TEST_CASE_TEMPLATE_APPLY(bad_params, std::tuple<track_gen::cuda_policy>);
 }  // namespace tg_test

@@ -188,7 +188,8 @@ inline void expect_invalid_argument(const std::function<void()>& make, std::init
     thrown = true;
     const std::string what = err.what();
     CAPTURE(what);
-    for (const char* needle : needles) {
+    for (const char* needle_text : needles) {
+      const std::string needle = needle_text;
       CAPTURE(needle);
       CHECK(what.find(needle) != std::string::npos);
     }
@@ -242,6 +243,32 @@ TEST_CASE_TEMPLATE_DEFINE("bad user tracks throw std::invalid_argument naming th
   }
 }
 
+TEST_CASE_TEMPLATE_DEFINE("an invalid user_tracks::kind throws std::invalid_argument naming user_tracks.type", Policy,
+                          bad_user_kind) {
+  // Issue 17, item 1: static_cast<user_tracks::kind>(7) was sized as a centreline (dense
+  // capacity = the point count) but built as control points (count * samples_per_segment dense
+  // samples): 100 points overflowed the host backend's scratch buffer, 10 were silently accepted.
+  namespace tg = track_gen;
+  using course_t = tg::course<tg::presets::track_pipeline, Policy>;
+  using B = backend<Policy>;
+  typename B::stream_holder stream;
+  const tg::track_params p = tg::presets::track(2);
+  for (const int count : {10, 100}) {
+    for (const int raw : {7, 2, -1, 255}) {
+      CAPTURE(count);
+      CAPTURE(raw);
+      tg::user_tracks t;
+      t.type = static_cast<tg::user_tracks::kind>(raw);
+      t.tracks = {ellipse_points(count)};
+      expect_invalid_argument([&] { course_t c(p, 1.0f, t, stream.get()); },
+                              {"user_tracks.type", std::to_string(raw).c_str(), "kind::control_points", "kind::centreline"});
+    }
+  }
+  // The one validation maps the two valid kinds onto their sources.
+  CHECK(tg::detail::user_track_source(tg::user_tracks::kind::control_points) == tg::detail::track_source::control_points);
+  CHECK(tg::detail::user_track_source(tg::user_tracks::kind::centreline) == tg::detail::track_source::centreline);
+}
+
 TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the parameter and its range", Policy,
                           bad_params) {
   namespace tg = track_gen;
@@ -283,6 +310,23 @@ TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the
                             p.env_offset = 4294967290u;
                           }),
                           {"env_offset"});
+  // Issue 17, item 8: the value is printed with enough digits to differ from the bound it
+  // breaks (0.9990001 used to print as 0.999, "out of range [0, 0.999]"); shortest round-trip digits.
+  expect_invalid_argument(with([](tg::track_params& p) { p.polar.angle_jitter = std::nextafter(0.999f, 1.0f); }),
+                          {"track_params.polar.angle_jitter = 0.9990001 is out of range", "[0, 0.999]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.repulsive.smoothing = std::nextafter(0.999f, 1.0f); }),
+                          {"track_params.repulsive.smoothing = 0.9990001 is out of range", "[0, 0.999]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.half_width = std::nextafter(1e-4f, 0.0f); }),
+                          {"track_params.half_width [m] = 9.999999e-5 is out of range", "[0.0001, 1e6]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.dense_repulsive.step = std::nextafter(1.0f, 2.0f); }),
+                          {"track_params.dense_repulsive.step = 1.0000001 is out of range", "[1e-6, 1]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.num_envs = (1 << 30) + 1; }),
+                          {"track_params.num_envs = 1073741825 is out of range", "[1, 1073741824]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.polar.radius_max = std::nextafter(p.polar.radius_min, 0.0f); }),
+                          {"track_params.polar.radius_max [m] = 3.9999998 is out of range", "[4, 1e6]",
+                           "track_params.polar.radius_min"});
+  expect_invalid_argument(with([](tg::track_params&) {}, std::nextafter(1e-3f, 0.0f)),
+                          {"checkpoint_spacing [m] = 0.0009999999 is out of range", "[0.001, 1e6]"});
 }
 
 }  // namespace tg_test

@@ -1,9 +1,12 @@
 #pragma once
 /// @file
 /// Host-side validation of parameters and user tracks (clear errors naming the parameter and
-/// its valid range), and the capacities derived from them.
+/// its valid range, read from the one table of ranges, param_ranges.hpp), and the capacities
+/// derived from them.
 
 #include <track_gen/detail/math.hpp>
+#include <track_gen/detail/param_ranges.hpp>
+#include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/user_tracks.hpp>
 
@@ -12,6 +15,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 #include <stdexcept>
 #include <string>
@@ -19,18 +24,40 @@
 
 namespace track_gen::detail {
 
-/// `value` as text, as an ostream would print it by default (integers exactly, floating point
-/// as %g). No iostreams: error messages built with a std::ostringstream crashed the torch
-/// extension as built on the H200 machine; built this way they raise ValueError there
-/// (docs/gpu-report.md, runs from 9ffa800 on).
+/// `value` as text, no iostreams: error messages built with a std::ostringstream crashed the
+/// torch extension as built on the H200 machine; built this way they raise ValueError there
+/// (docs/gpu-report.md, runs from 9ffa800 on). Integers exactly; floating point with the fewest
+/// significant digits that read back as the same value (float: at most 9, double: at most 17),
+/// so that a value just outside a range never prints as the bound it breaks (issue 17: 0.9990001
+/// printed as 0.999, "out of range [0, 0.999]"); %g's notation with a short exponent (1e6, 1e-6).
 template <class T>
 std::string format_number(T value) {
   if constexpr (std::is_integral_v<T>) {
     return std::to_string(value);
   } else {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%g", static_cast<double>(value));
-    return text;
+    char text[40];
+    const int max_digits = std::is_same_v<T, float> ? 9 : 17;
+    int digits = 1;
+    for (; digits < max_digits && std::isfinite(value); ++digits) {
+      std::snprintf(text, sizeof(text), "%.*e", digits - 1, static_cast<double>(value));
+      const T back = std::is_same_v<T, float> ? static_cast<T>(std::strtof(text, nullptr))
+                                              : static_cast<T>(std::strtod(text, nullptr));
+      if (back == value) break;
+    }
+    // As %g: plain notation for decimal exponents in [-4, 6), with every integer digit (10, not 1e1).
+    const int exponent10 = std::isfinite(value) && value != 0 ? std::atoi(std::strchr(text, 'e') + 1) : 0;
+    if (exponent10 >= 0 && exponent10 < 6 && digits < exponent10 + 1) digits = exponent10 + 1;
+    std::snprintf(text, sizeof(text), "%.*g", digits, static_cast<double>(value));
+    std::string out = text;
+    const std::size_t e = out.find('e');
+    if (e != std::string::npos) {  // "1e+06" -> "1e6", "9.9e-05" -> "9.9e-5"
+      std::string exponent = out.substr(e + 1);
+      const bool negative = !exponent.empty() && exponent[0] == '-';
+      if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+')) exponent.erase(0, 1);
+      while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
+      out = out.substr(0, e + 1) + (negative ? "-" : "") + exponent;
+    }
+    return out;
   }
 }
 
@@ -46,40 +73,105 @@ inline void require(bool ok, const std::string& message) {
   if (!ok) throw std::invalid_argument("track_gen: " + message);
 }
 
+/// A bound of `r` as text, in the parameter's type (`float` for real parameters).
+inline std::string bound_text(const param_range& r, double v) {
+  return r.integer ? format_number(static_cast<long long>(v)) : format_number(static_cast<float>(v));
+}
+
+/// The range of `r` as docs/parameters.md and params.hpp write it: "[4, 1024]", "(0, 1]",
+/// "[radius_min, 1e6]" (a lower bound taken from another field).
+inline std::string range_text(const param_range& r) {
+  std::string lo = bound_text(r, r.min);
+  if (r.min_from != nullptr) {  // the other field's short name: "radius_min"
+    const char* dot = std::strrchr(r.min_from, '.');
+    lo = dot != nullptr ? dot + 1 : r.min_from;
+  }
+  return std::string(r.min_bound == bound::closed ? "[" : "(") + lo + ", " + bound_text(r, r.max) +
+         (r.max_bound == bound::closed ? "]" : ")");
+}
+
+/// Throws std::invalid_argument unless `value` lies in the range of `id` (param_ranges.hpp),
+/// with `lo` as the lower bound instead of the table's (a field whose lower bound is another
+/// field's value: `min_from`). The message names the parameter and its unit, prints the value
+/// with enough digits to differ from the bound it breaks, and the range.
+template <class T>
+void check_range(param id, T value, T lo) {
+  static_assert(std::is_same_v<T, int> || std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "parameters are int or float");
+  const param_range& r = range_of(id);
+  const T hi = static_cast<T>(r.max);
+  const bool above_lo = r.min_bound == bound::closed ? value >= lo : value > lo;
+  const bool below_hi = r.max_bound == bound::closed ? value <= hi : value < hi;
+  if (above_lo && below_hi) return;
+  std::string name = r.name;
+  if (r.unit[0] != '\0') name += std::string(" [") + r.unit + "]";
+  std::string message = "track_gen: " + name + " = " + format_number(value) + " is out of range: expected " +
+                        (r.min_bound == bound::closed ? "[" : "(") + format_number(lo) + ", " + format_number(hi) +
+                        (r.max_bound == bound::closed ? "]" : ")");
+  if (r.min_from != nullptr) message += std::string(" (the lower bound is ") + r.min_from + ")";
+  throw std::invalid_argument(message);
+}
+
+/// As above, with the table's lower bound.
+template <class T>
+void check_range(param id, T value) {
+  check_range(id, value, static_cast<T>(range_of(id).min));
+}
+
 inline void check_params(const track_params& p, float checkpoint_spacing) {
-  constexpr float big = 1e6f;
-  require_range("track_params.num_envs", p.num_envs, 1, 1 << 30);
-  require_range("track_params.num_samples", p.num_samples, 8, 4096);
-  require_range("track_params.half_width [m]", p.half_width, 1e-4f, big);
-  require_range("track_params.gate_half_height [m]", p.gate_half_height, 1e-4f, big);
-  require_range("checkpoint_spacing [m]", checkpoint_spacing, 1e-3f, big);
-  require_range("track_params.polar.control_points", p.polar.control_points, 4, 1024);
-  require_range("track_params.polar.radius_min [m]", p.polar.radius_min, 1e-3f, big);
-  require_range("track_params.polar.radius_max [m]", p.polar.radius_max, p.polar.radius_min, big);
-  require_range("track_params.polar.angle_jitter", p.polar.angle_jitter, 0.0f, 0.999f);
-  require_range("track_params.polar.elevation_min [m]", p.polar.elevation_min, -big, big);
-  require_range("track_params.polar.elevation_max [m]", p.polar.elevation_max, p.polar.elevation_min, big);
-  require_range("track_params.repulsive.clearance [m]", p.repulsive.clearance, 0.0f, big);
-  require_range("track_params.repulsive.smoothing", p.repulsive.smoothing, 0.0f, 0.999f);
-  require_range("track_params.repulsive.max_iterations", p.repulsive.max_iterations, 0, 1000);
-  require_range("track_params.repulsive.tolerance [m]", p.repulsive.tolerance, 1e-9f, big);
-  require_range("track_params.spline.samples_per_segment", p.spline.samples_per_segment, 4, 256);
-  require_range("track_params.validate.length_min [m]", p.validate.length_min, 1e-3f, big);
-  require_range("track_params.validate.length_max [m]", p.validate.length_max, p.validate.length_min, big);
-  require_range("track_params.validate.turn_radius_min [m]", p.validate.turn_radius_min, 1e-4f, big);
-  require_range("track_params.validate.clearance_margin [m]", p.validate.clearance_margin, 0.0f, big);
-  require_range("track_params.validate.max_attempts", p.validate.max_attempts, 1, 255);
-  require_range("track_params.dense_repulsive.clearance [m]", p.dense_repulsive.clearance, 0.0f, big);
-  require_range("track_params.dense_repulsive.step", p.dense_repulsive.step, 1e-6f, 1.0f);
-  require_range("track_params.dense_repulsive.smoothing", p.dense_repulsive.smoothing, 0.0f, 0.999f);
-  require_range("track_params.dense_repulsive.iterations_per_window", p.dense_repulsive.iterations_per_window, 2, 256);
-  require(p.dense_repulsive.iterations_per_window % 2 == 0,
-          "track_params.dense_repulsive.iterations_per_window = " + std::to_string(p.dense_repulsive.iterations_per_window) +
-              " must be even (the iterations alternate between two buffers and a window ends in the first)");
-  require_range("track_params.dense_repulsive.max_windows", p.dense_repulsive.max_windows, 0, 1000);
-  require_range("track_params.dense_repulsive.tolerance [m]", p.dense_repulsive.tolerance, 1e-9f, big);
-  require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,
-          "track_params.env_offset + num_envs - 1 must fit in 32 bits (global env ids are uint32)");
+  check_range(param::num_envs, p.num_envs);
+  check_range(param::num_samples, p.num_samples);
+  check_range(param::half_width, p.half_width);
+  check_range(param::gate_half_height, p.gate_half_height);
+  check_range(param::checkpoint_spacing, checkpoint_spacing);
+  check_range(param::polar_control_points, p.polar.control_points);
+  check_range(param::polar_radius_min, p.polar.radius_min);
+  check_range(param::polar_radius_max, p.polar.radius_max, p.polar.radius_min);
+  check_range(param::polar_angle_jitter, p.polar.angle_jitter);
+  check_range(param::polar_elevation_min, p.polar.elevation_min);
+  check_range(param::polar_elevation_max, p.polar.elevation_max, p.polar.elevation_min);
+  check_range(param::repulsive_clearance, p.repulsive.clearance);
+  check_range(param::repulsive_smoothing, p.repulsive.smoothing);
+  check_range(param::repulsive_max_iterations, p.repulsive.max_iterations);
+  check_range(param::repulsive_tolerance, p.repulsive.tolerance);
+  check_range(param::spline_samples_per_segment, p.spline.samples_per_segment);
+  check_range(param::validate_length_min, p.validate.length_min);
+  check_range(param::validate_length_max, p.validate.length_max, p.validate.length_min);
+  check_range(param::validate_turn_radius_min, p.validate.turn_radius_min);
+  check_range(param::validate_clearance_margin, p.validate.clearance_margin);
+  check_range(param::validate_max_attempts, p.validate.max_attempts);
+  check_range(param::dense_repulsive_clearance, p.dense_repulsive.clearance);
+  check_range(param::dense_repulsive_step, p.dense_repulsive.step);
+  check_range(param::dense_repulsive_smoothing, p.dense_repulsive.smoothing);
+  check_range(param::dense_repulsive_iterations_per_window, p.dense_repulsive.iterations_per_window);
+  {
+    const param_rule& even = rule_of(rule::iterations_per_window_even);
+    require(p.dense_repulsive.iterations_per_window % 2 == 0,
+            std::string(even.name) + " = " + std::to_string(p.dense_repulsive.iterations_per_window) + " must be " +
+                even.rule + " (" + even.reason + ")");
+  }
+  check_range(param::dense_repulsive_max_windows, p.dense_repulsive.max_windows);
+  check_range(param::dense_repulsive_tolerance, p.dense_repulsive.tolerance);
+  {
+    const param_rule& ids = rule_of(rule::env_offset);
+    require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,
+            std::string(ids.name) + " = " + std::to_string(p.env_offset) + " with num_envs = " +
+                std::to_string(p.num_envs) + " breaks " + ids.rule + " (" + ids.reason + ")");
+  }
+}
+
+/// The gate capacity per track, G_max = ceil(length_cap / spacing), checked against its range
+/// (param::gates_per_track). `length_cap`: the longest track the course may hold.
+inline int checked_max_gates(float length_cap, float spacing) {
+  const param_range& r = range_of(param::gates_per_track);
+  const double gates = std::ceil(static_cast<double>(length_cap) / spacing);
+  if (!(gates <= r.max)) {
+    throw std::invalid_argument("track_gen: checkpoint_spacing = " + format_number(spacing) + " m gives " +
+                                format_number(gates) + " gates on a track of up to " + format_number(length_cap) +
+                                " m; at most " + bound_text(r, r.max) + " " + r.name + " are supported (" + r.reason +
+                                ")");
+  }
+  return gates < r.min ? static_cast<int>(r.min) : static_cast<int>(gates);
 }
 
 /// Checks per-env variants; returns them with the batch-wide fields replaced by the batch's.
@@ -113,6 +205,23 @@ inline std::vector<track_params> check_variants(const track_variants& v, const t
   return out;
 }
 
+/// The one validation of `user_tracks::type`: the track source of a valid kind, or
+/// std::invalid_argument naming `user_tracks.type` and the valid values. Every place that
+/// branches on the kind (sanitize, the capacities, the generation arguments) goes through it:
+/// an out-of-range enum value (static_cast<user_tracks::kind>(7)) compared against one kind
+/// falls into the other branch, and two places that pick different "other" branches size the
+/// scratch for one kind and build the other (issue 17: a heap overflow in the spline stage).
+inline track_source user_track_source(user_tracks::kind type) {
+  switch (type) {
+    case user_tracks::kind::control_points: return track_source::control_points;
+    case user_tracks::kind::centreline: return track_source::centreline;
+  }
+  throw std::invalid_argument("track_gen: user_tracks.type = " + std::to_string(static_cast<int>(type)) +
+                              " is not a user_tracks::kind: expected kind::control_points (" +
+                              std::to_string(static_cast<int>(user_tracks::kind::control_points)) + ") or kind::centreline (" +
+                              std::to_string(static_cast<int>(user_tracks::kind::centreline)) + ")");
+}
+
 /// User tracks after cleaning: concatenated points, offsets, and the longest polyline length.
 struct sanitized_tracks {
   std::vector<float3> points;
@@ -125,11 +234,11 @@ struct sanitized_tracks {
 /// track's extent, so a list that repeats its first point at the end is closed once), checks
 /// that every point is finite and that enough points remain.
 inline sanitized_tracks sanitize(const user_tracks& in, int num_envs) {
+  const int min_points = user_track_source(in.type) == track_source::control_points ? 4 : 3;
   const int count = static_cast<int>(in.tracks.size());
   require(count == 1 || count == num_envs,
           "user_tracks.tracks must hold 1 track (shared by every env) or num_envs = " + std::to_string(num_envs) +
               " tracks, got " + std::to_string(count));
-  const int min_points = in.type == user_tracks::kind::control_points ? 4 : 3;
   sanitized_tracks out;
   for (int t = 0; t < count; ++t) {
     const auto& pts = in.tracks[static_cast<std::size_t>(t)];

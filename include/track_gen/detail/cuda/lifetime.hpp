@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Lifetime anchoring of device memory to CUDA graphs (ownership::anchored) and the deferred
-/// free list.
+/// Lifetime anchoring of device memory to CUDA graphs (ownership::anchored), the deferred
+/// free list, and capture-safe destruction of graph handles.
 ///
 /// A graph stores raw device pointers. Each capture that records library work gets a CUDA user
 /// object (cudaUserObjectCreate + cudaGraphRetainUserObject) holding a shared reference on the
@@ -47,19 +47,36 @@ class deferred_frees {
     std::lock_guard<std::mutex> lock(mutex_);
     streams_.push_back(stream);
   }
+  /// Queues an executable graph for cudaGraphExecDestroy (destroy_graph_exec, when the destroy
+  /// was refused).
+  void push_graph_exec(cudaGraphExec_t exec) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    execs_.push_back(exec);
+  }
+  /// Queues a graph for cudaGraphDestroy (destroy_graph, when the destroy was refused).
+  void push_graph(cudaGraph_t graph) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    graphs_.push_back(graph);
+  }
   /// Frees what is queued. A call refused because another thread holds a global-mode capture
   /// (prohibited, so not performed) leaves the entry queued for a later drain.
   void drain() {
     std::vector<void*> todo;
     std::vector<cudaStream_t> todo_streams;
+    std::vector<cudaGraphExec_t> todo_execs;
+    std::vector<cudaGraph_t> todo_graphs;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pending_.empty() && streams_.empty()) return;
+      if (pending_.empty() && streams_.empty() && execs_.empty() && graphs_.empty()) return;
       todo.swap(pending_);
       todo_streams.swap(streams_);
+      todo_execs.swap(execs_);
+      todo_graphs.swap(graphs_);
     }
     std::vector<void*> kept;
     std::vector<cudaStream_t> kept_streams;
+    std::vector<cudaGraphExec_t> kept_execs;
+    std::vector<cudaGraph_t> kept_graphs;
     // Relaxed mode for these calls, whatever the policy: measured on an H200 (CUDA 13.0,
     // tests/graph/concurrent_capture_test.cu), a cudaFree made in global mode while another
     // thread holds a global-mode capture is refused AND invalidates that capture; made in
@@ -77,14 +94,36 @@ class deferred_frees {
         kept_streams.push_back(st);
       }
     }
+    // Graph handles stay queued only while a capture refuses their destruction.
+    for (cudaGraphExec_t e : todo_execs) {
+      const cudaError_t code = cudaGraphExecDestroy(e);
+      if (code != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (refused_by_capture(code)) kept_execs.push_back(e);
+      }
+    }
+    for (cudaGraph_t g : todo_graphs) {
+      const cudaError_t code = cudaGraphDestroy(g);
+      if (code != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (refused_by_capture(code)) kept_graphs.push_back(g);
+      }
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.insert(pending_.end(), kept.begin(), kept.end());
     streams_.insert(streams_.end(), kept_streams.begin(), kept_streams.end());
+    execs_.insert(execs_.end(), kept_execs.begin(), kept_execs.end());
+    graphs_.insert(graphs_.end(), kept_graphs.begin(), kept_graphs.end());
   }
   /// Allocations still queued.
   std::size_t size() {
     std::lock_guard<std::mutex> lock(mutex_);
     return pending_.size();
+  }
+  /// Executable graphs and graphs still queued.
+  std::size_t graphs_queued() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return execs_.size() + graphs_.size();
   }
   /// Counts the user objects alive (created, destructor not run yet). The first one registers
   /// the exit handler: after the CUDA runtime's own (the library made CUDA calls before), so it
@@ -116,7 +155,47 @@ class deferred_frees {
   std::mutex mutex_;
   std::vector<void*> pending_;
   std::vector<cudaStream_t> streams_;
+  std::vector<cudaGraphExec_t> execs_;
+  std::vector<cudaGraph_t> graphs_;
 };
+
+// Destruction of the graph handles (graph.hpp) in relaxed capture mode. Issue 17: a
+// cudaGraphExecDestroy made in global mode (every thread's default) while another thread holds
+// a capture begun in cudaStreamCaptureModeGlobal invalidated that capture (H200, CUDA 13.0), as
+// a global-mode cudaFree does (see drain). CUDA's rule (cudaThreadExchangeStreamCaptureMode in
+// cuda_runtime_api.h): in global mode, while any other thread has a global-mode capture, a
+// thread "is prohibited from potentially unsafe API calls" (measured: such a call is refused and
+// the other capture is invalidated); in relaxed mode "the local thread is not prohibited from
+// potentially unsafe API calls", only from those "which necessarily conflict with stream
+// capture" (the header's example: cudaEventQuery on an event last recorded inside a capture).
+// CUDA does not list the potentially unsafe calls; destroying a graph or an executable graph
+// that no capture records into conflicts with no capture, so relaxed mode is the documented way
+// to make the call. Should CUDA still refuse it because of a capture, the handle is queued and
+// destroyed by the next drain (the next library call outside a capture, or exit), as frees are.
+
+/// Destroys `exec` now (relaxed capture mode); queues it for the next drain if a capture made
+/// CUDA refuse. Never throws; safe while any thread of the process captures, in any mode.
+inline void destroy_graph_exec(cudaGraphExec_t exec) noexcept {
+  if (exec == nullptr) return;
+  capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);
+  const cudaError_t code = cudaGraphExecDestroy(exec);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (refused_by_capture(code)) deferred_frees::instance().push_graph_exec(exec);
+  }
+}
+
+/// Destroys `graph` now (relaxed capture mode); queues it for the next drain if a capture made
+/// CUDA refuse. Never throws; safe while any thread of the process captures, in any mode.
+inline void destroy_graph(cudaGraph_t graph) noexcept {
+  if (graph == nullptr) return;
+  capture_mode_guard relaxed(cudaStreamCaptureModeRelaxed);
+  const cudaError_t code = cudaGraphDestroy(graph);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (refused_by_capture(code)) deferred_frees::instance().push_graph(graph);
+  }
+}
 
 /// Which (graph, owner) pairs already hold a user object, so that `retain` is idempotent.
 /// Entries leave when CUDA destroys the user object (the graph and its execs are gone).

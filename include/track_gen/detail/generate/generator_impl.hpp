@@ -81,8 +81,7 @@ generator<Pipeline, Policy, OnRebuilt>::generator(detail::generator_inputs input
     a.user_points = reinterpret_cast<const float3*>(base + plan.user_points);
     a.user_offsets = reinterpret_cast<const int*>(base + plan.user_offsets);
     a.num_user_tracks = static_cast<int>(user.offsets.size()) - 1;
-    a.user_source = inputs_.user_kind == user_tracks::kind::centreline ? detail::track_source::centreline
-                                                                        : detail::track_source::control_points;
+    a.user_source = detail::user_track_source(inputs_.user_kind);
   }
   if (plan.grid) {
     grid_samples& g = a.grid;

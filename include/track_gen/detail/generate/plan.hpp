@@ -60,20 +60,14 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
     length_cap = std::max(length_cap, v.validate.length_max);
   }
   if (user != nullptr) {
-    const bool spline = user_kind == user_tracks::kind::control_points;
+    const bool spline = user_track_source(user_kind) == track_source::control_points;
     if (spline) control_cap = std::max(control_cap, user->max_count);
     dense_cap = std::max(dense_cap, spline ? user->max_count * per : user->max_count);
     // A spline through the points is rarely more than 1.5x its control polygon.
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
   generator_plan plan;
-  const double gates = std::ceil(static_cast<double>(length_cap) / spacing);
-  if (!(gates <= 1e7)) {
-    throw std::invalid_argument("track_gen: checkpoint_spacing = " + std::to_string(spacing) + " m gives " +
-                                std::to_string(gates) + " gates on a track of up to " + std::to_string(length_cap) +
-                                " m; at most 1e7 gates per track are supported");
-  }
-  plan.max_gates = std::max(1, static_cast<int>(gates));
+  plan.max_gates = checked_max_gates(length_cap, spacing);
   plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples, random_control_cap);
   const std::size_t envs = static_cast<std::size_t>(params.num_envs);
   std::size_t at = 0;

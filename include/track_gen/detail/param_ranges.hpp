@@ -1,0 +1,199 @@
+#pragma once
+/// @file
+/// The range of every parameter, in one table: name, unit, bounds (open or closed), and why.
+/// The construction checks (host_checks.hpp) read it, params.hpp's comments state it, and
+/// docs/parameters.md is generated from it; tests/core/param_ranges_test.cpp fails when the doc
+/// or a params.hpp comment disagrees with the table, or when a bound is not enforced exactly.
+
+#include <cstddef>
+
+namespace track_gen::detail {
+
+/// Every range-checked parameter (the index of its row in `param_ranges`).
+enum class param : int {
+  num_envs,
+  num_samples,
+  half_width,
+  gate_half_height,
+  checkpoint_spacing,
+  polar_control_points,
+  polar_radius_min,
+  polar_radius_max,
+  polar_angle_jitter,
+  polar_elevation_min,
+  polar_elevation_max,
+  repulsive_clearance,
+  repulsive_smoothing,
+  repulsive_max_iterations,
+  repulsive_tolerance,
+  spline_samples_per_segment,
+  validate_length_min,
+  validate_length_max,
+  validate_turn_radius_min,
+  validate_clearance_margin,
+  validate_max_attempts,
+  dense_repulsive_clearance,
+  dense_repulsive_step,
+  dense_repulsive_smoothing,
+  dense_repulsive_iterations_per_window,
+  dense_repulsive_max_windows,
+  dense_repulsive_tolerance,
+  gates_per_track,
+  count
+};
+
+/// Whether a bound belongs to the range.
+enum class bound : unsigned char { closed, open };
+
+/// One parameter's range.
+struct param_range {
+  param id;
+  const char* name;      ///< as messages and docs name it, e.g. "track_params.polar.angle_jitter"
+  const char* unit;      ///< "m", or "" for counts and fractions
+  bool integer;          ///< an int parameter (bounds are whole numbers)
+  double min, max;       ///< converted to the parameter's type before comparing (float bounds as float)
+  bound min_bound, max_bound;
+  /// nullptr, or the parameter whose value is the lower bound instead of `min` (e.g.
+  /// "track_params.polar.radius_min" for radius_max >= radius_min; `min` is then that
+  /// parameter's own lower bound).
+  const char* min_from;
+  const char* reason;    ///< why these bounds (docs/parameters.md prints it)
+};
+
+/// Lengths share one upper bound: float32 coordinates are 0.06 m apart at 1e6 m, and squared
+/// lengths (1e12) stay far below float's range.
+inline constexpr double max_length = 1e6;
+
+// clang-format off
+/// The table, in `param` order (checked at compile time below).
+inline constexpr param_range param_ranges[] = {
+  {param::num_envs, "track_params.num_envs", "", true, 1, 1073741824, bound::closed, bound::closed, nullptr,
+   "one track per env; env indices are int in the kernels and in cub::DeviceSelect's item count: 2^30 leaves a "
+   "factor of two of room below INT_MAX for index arithmetic"},
+  {param::num_samples, "track_params.num_samples", "", true, 8, 4096, bound::closed, bound::closed, nullptr,
+   "fewer than 8 samples make a closed track a coarse polygon whose curvature and spacing tests say little; the N "
+   "samples (12 bytes each) sit in one block's shared memory next to the dense samples, and every O(N) progress "
+   "search scans them"},
+  {param::half_width, "track_params.half_width", "m", false, 1e-4, max_length, bound::closed, bound::closed, nullptr,
+   "a road has a width (0.1 mm at least); lengths stay <= 1e6 m (float32 coordinates)"},
+  {param::gate_half_height, "track_params.gate_half_height", "m", false, 1e-4, max_length, bound::closed, bound::closed,
+   nullptr, "a gate has an opening (0.1 mm at least); lengths stay <= 1e6 m (float32 coordinates)"},
+  {param::checkpoint_spacing, "checkpoint_spacing", "m", false, 1e-3, max_length, bound::closed, bound::closed, nullptr,
+   "the course constructor's gate spacing: positive (1 mm at least); it also sizes the gate storage, see "
+   "gates per track"},
+  {param::polar_control_points, "track_params.polar.control_points", "", true, 4, 1024, bound::closed, bound::closed,
+   nullptr,
+   "a closed Catmull-Rom spline needs 4 points; 1024 points at 8 samples per segment still fit one sm_90 block's "
+   "shared memory (tests/core/scratch_budget_test.cpp), and the repulsive stage's work grows as M^2"},
+  {param::polar_radius_min, "track_params.polar.radius_min", "m", false, 1e-3, max_length, bound::closed, bound::closed,
+   nullptr, "control points lie off the origin (1 mm at least); lengths stay <= 1e6 m"},
+  {param::polar_radius_max, "track_params.polar.radius_max", "m", false, 1e-3, max_length, bound::closed, bound::closed,
+   "track_params.polar.radius_min", "a radius band: radius_max >= radius_min; lengths stay <= 1e6 m"},
+  {param::polar_angle_jitter, "track_params.polar.angle_jitter", "", false, 0, 0.999, bound::closed, bound::closed,
+   nullptr,
+   "a fraction of the angular step 2 pi / M; each angle moves at most jitter / 2 of a step either way, so below 1 "
+   "the angles stay strictly increasing; 0.999 leaves room for float rounding"},
+  {param::polar_elevation_min, "track_params.polar.elevation_min", "m", false, -max_length, max_length, bound::closed,
+   bound::closed, nullptr, "an elevation band; lengths stay within 1e6 m"},
+  {param::polar_elevation_max, "track_params.polar.elevation_max", "m", false, -max_length, max_length, bound::closed,
+   bound::closed, "track_params.polar.elevation_min", "an elevation band: elevation_max >= elevation_min; lengths stay within 1e6 m"},
+  {param::repulsive_clearance, "track_params.repulsive.clearance", "m", false, 0, max_length, bound::closed,
+   bound::closed, nullptr, "0 pushes nothing; lengths stay <= 1e6 m"},
+  {param::repulsive_smoothing, "track_params.repulsive.smoothing", "", false, 0, 0.999, bound::closed, bound::closed,
+   nullptr,
+   "the fraction of the way a pushed point moves toward its neighbours' midpoint per iteration: 1 would put it "
+   "there and undo the push; 0.999 leaves room for float rounding"},
+  {param::repulsive_max_iterations, "track_params.repulsive.max_iterations", "", true, 0, 1000, bound::closed,
+   bound::closed, nullptr,
+   "the bound of the BOUNDED loop (0 disables the stage); each iteration tests M^2 point-segment pairs, and 1000 "
+   "bounds the cost of one attempt"},
+  {param::repulsive_tolerance, "track_params.repulsive.tolerance", "m", false, 1e-9, max_length, bound::closed,
+   bound::closed, nullptr, "the loop stops once the largest overlap is below it: positive"},
+  {param::spline_samples_per_segment, "track_params.spline.samples_per_segment", "", true, 4, 256, bound::closed,
+   bound::closed, nullptr,
+   "a few samples per segment at least (resample evaluates the spline again between them); the M x this dense "
+   "samples sit in one block's shared memory"},
+  {param::validate_length_min, "track_params.validate.length_min", "m", false, 1e-3, max_length, bound::closed,
+   bound::closed, nullptr, "a track has a length (1 mm at least); lengths stay <= 1e6 m"},
+  {param::validate_length_max, "track_params.validate.length_max", "m", false, 1e-3, max_length, bound::closed,
+   bound::closed, "track_params.validate.length_min",
+   "a length band: length_max >= length_min; it also sizes the gate storage (gates per track); lengths stay "
+   "<= 1e6 m"},
+  {param::validate_turn_radius_min, "track_params.validate.turn_radius_min", "m", false, 1e-4, max_length,
+   bound::closed, bound::closed, nullptr, "positive: 1 / turn_radius_min bounds the curvature"},
+  {param::validate_clearance_margin, "track_params.validate.clearance_margin", "m", false, 0, max_length, bound::closed,
+   bound::closed, nullptr, "an extra gap, none at 0; lengths stay <= 1e6 m"},
+  {param::validate_max_attempts, "track_params.validate.max_attempts", "", true, 1, 255, bound::closed, bound::closed,
+   nullptr, "one attempt at least; the count is stored in 8 bits of the status word (status::attempts)"},
+  {param::dense_repulsive_clearance, "track_params.dense_repulsive.clearance", "m", false, 0, max_length,
+   bound::closed, bound::closed, nullptr, "0 turns the stage off; lengths stay <= 1e6 m"},
+  {param::dense_repulsive_step, "track_params.dense_repulsive.step", "", false, 1e-6, 1, bound::closed, bound::closed,
+   nullptr, "the fraction of the summed push applied per iteration: positive (a step of 0 never moves), at most all"},
+  {param::dense_repulsive_smoothing, "track_params.dense_repulsive.smoothing", "", false, 0, 0.999, bound::closed,
+   bound::closed, nullptr,
+   "the fraction of the way a pushed sample moves toward its neighbours' midpoint: 1 would undo the push; 0.999 "
+   "leaves room for float rounding"},
+  {param::dense_repulsive_iterations_per_window, "track_params.dense_repulsive.iterations_per_window", "", true, 2, 256,
+   bound::closed, bound::closed, nullptr,
+   "Jacobi iterations per window (one launch each), an even number (see the rules below); 256 bounds a window's "
+   "launches"},
+  {param::dense_repulsive_max_windows, "track_params.dense_repulsive.max_windows", "", true, 0, 1000, bound::closed,
+   bound::closed, nullptr, "the bound of the BOUNDED loop (0 disables the stage); it bounds the launches of one "
+   "regeneration"},
+  {param::dense_repulsive_tolerance, "track_params.dense_repulsive.tolerance", "m", false, 1e-9, max_length,
+   bound::closed, bound::closed, nullptr, "a track stops once its largest overlap is below it: positive"},
+  {param::gates_per_track, "gates per track", "", true, 1, 1e7, bound::closed, bound::closed, nullptr,
+   "G_max = ceil(L_cap / checkpoint_spacing), L_cap the longest track the course may hold: validate.length_max "
+   "(the largest over track_variants), or 1.5 times the longest user polyline; every env stores G_max gates of "
+   "32 bytes, G_max an int: 1e7 gates are 320 MB per env"},
+};
+// clang-format on
+
+inline constexpr std::size_t param_count = static_cast<std::size_t>(param::count);
+static_assert(sizeof(param_ranges) / sizeof(param_ranges[0]) == param_count, "one row per track_gen::detail::param");
+
+constexpr bool param_ranges_in_order() {
+  for (std::size_t i = 0; i < param_count; ++i)
+    if (static_cast<std::size_t>(param_ranges[i].id) != i) return false;
+  return true;
+}
+static_assert(param_ranges_in_order(), "param_ranges rows must be in track_gen::detail::param order");
+
+/// The row of `p`.
+constexpr const param_range& range_of(param p) { return param_ranges[static_cast<std::size_t>(p)]; }
+
+/// A constraint that is not a range (docs/parameters.md lists them under the table).
+struct param_rule {
+  const char* name;
+  const char* rule;
+  const char* reason;
+};
+
+/// Index of each rule in `param_rules`.
+enum class rule : int { iterations_per_window_even, env_offset, user_tracks_type, user_tracks_count, user_track_points, env_variant };
+
+// clang-format off
+inline constexpr param_rule param_rules[] = {
+  {"track_params.dense_repulsive.iterations_per_window", "even",
+   "the iterations alternate between two buffers and a window ends in the first"},
+  {"track_params.env_offset", "env_offset + num_envs - 1 <= 2^32 - 1",
+   "global env ids (env_offset + e) are uint32: they key the random streams"},
+  {"user_tracks.type", "kind::control_points or kind::centreline",
+   "every place that builds a user track branches on it"},
+  {"user_tracks.tracks", "1 track (shared by every env) or num_envs tracks",
+   "one track per env, or one for all"},
+  {"user_tracks.tracks[t]", "finite points; at least 4 distinct points (control_points) or 3 (centreline) after "
+   "merging consecutive points closer than 1e-6 of the track's extent",
+   "a closed Catmull-Rom spline needs 4 points, a closed polyline 3"},
+  {"track_variants.env_variant[e]", "in [0, variants.size() - 1]; variants not empty; num_envs entries",
+   "env e generates with variants[env_variant[e]]"},
+};
+// clang-format on
+
+static_assert(sizeof(param_rules) / sizeof(param_rules[0]) == static_cast<std::size_t>(rule::env_variant) + 1,
+              "one row per track_gen::detail::rule");
+
+/// The row of `r`.
+constexpr const param_rule& rule_of(rule r) { return param_rules[static_cast<std::size_t>(r)]; }
+
+}  // namespace track_gen::detail

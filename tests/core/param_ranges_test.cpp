@@ -1,0 +1,278 @@
+// One source of truth for the parameter ranges (issue 17, item 8): the table of
+// include/track_gen/detail/param_ranges.hpp is what the construction checks enforce (every
+// bound, exactly: the value at a bound passes, the next representable value outside fails with
+// a message that names the parameter and prints a value distinguishable from the bound), what
+// docs/parameters.md says (rendered here; TRACK_GEN_WRITE_DOCS=1 rewrites the file) and what
+// the comments of include/track_gen/params.hpp say.
+#include <doctest/doctest.h>
+
+#include <track_gen/track_gen.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef TRACK_GEN_SOURCE_DIR
+#error "tests/CMakeLists.txt defines TRACK_GEN_SOURCE_DIR (the repository root)"
+#endif
+
+namespace {
+
+namespace tg = track_gen;
+using tg::detail::param;
+using tg::detail::param_range;
+
+std::string source_path(const char* relative) { return std::string(TRACK_GEN_SOURCE_DIR) + "/" + relative; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// docs/parameters.md, rendered from the table.
+std::string render_parameters_md() {
+  std::string out;
+  out += "# Parameter ranges\n\n";
+  out += "<!-- Generated from include/track_gen/detail/param_ranges.hpp by tests/core/param_ranges_test.cpp; "
+         "do not edit: change the table and run `TRACK_GEN_WRITE_DOCS=1 build/tests/core_param_ranges_test`. -->\n\n";
+  out += "Every range below is checked when a course is constructed (and by `course::required_bytes`), by the "
+         "same table this page is generated from (`include/track_gen/detail/param_ranges.hpp`); "
+         "`include/track_gen/params.hpp` states each range in its field's comment. A value outside its range throws "
+         "`std::invalid_argument` (Python: `ValueError`) naming the parameter, its value (with enough digits to "
+         "differ from the bound it breaks) and the range. `[a, b]` includes both bounds, `(a, b)` neither; a "
+         "field name as a bound means that field's value. Lengths are in metres, angles in radians.\n\n";
+  out += "| parameter | unit | range | why |\n|---|---|---|---|\n";
+  for (const param_range& r : tg::detail::param_ranges) {
+    out += std::string("| `") + r.name + "` | " + (r.unit[0] != '\0' ? r.unit : "") + " | " + tg::detail::range_text(r) +
+           (r.min_from != nullptr ? std::string(" (at least ") + tg::detail::bound_text(r, r.min) + ")" : "") + " | " +
+           r.reason + " |\n";
+  }
+  out += "\n## Other rules\n\n| parameter | rule | why |\n|---|---|---|\n";
+  for (const tg::detail::param_rule& r : tg::detail::param_rules)
+    out += std::string("| `") + r.name + "` | " + r.rule + " | " + r.reason + " |\n";
+  return out;
+}
+
+/// Sets one parameter of (params, checkpoint spacing); `fix` also moves the fields whose lower
+/// bound is this one (radius_max above radius_min, ...), so that only this field is tested.
+struct setter {
+  std::function<void(tg::track_params&, float&, double)> set;
+};
+
+std::map<param, setter> setters() {
+  std::map<param, setter> m;
+  auto f = [](float tg::track_params::*field) {
+    return setter{[field](tg::track_params& p, float&, double v) { p.*field = static_cast<float>(v); }};
+  };
+  auto i = [](int tg::track_params::*field) {
+    return setter{[field](tg::track_params& p, float&, double v) { p.*field = static_cast<int>(v); }};
+  };
+  m[param::num_envs] = i(&tg::track_params::num_envs);
+  m[param::num_samples] = i(&tg::track_params::num_samples);
+  m[param::half_width] = f(&tg::track_params::half_width);
+  m[param::gate_half_height] = f(&tg::track_params::gate_half_height);
+  m[param::checkpoint_spacing] = {[](tg::track_params&, float& s, double v) { s = static_cast<float>(v); }};
+  m[param::polar_control_points] = {[](tg::track_params& p, float&, double v) { p.polar.control_points = static_cast<int>(v); }};
+  m[param::polar_radius_min] = {[](tg::track_params& p, float&, double v) {
+    p.polar.radius_min = static_cast<float>(v);
+    p.polar.radius_max = std::fmax(p.polar.radius_max, p.polar.radius_min);
+  }};
+  m[param::polar_radius_max] = {[](tg::track_params& p, float&, double v) { p.polar.radius_max = static_cast<float>(v); }};
+  m[param::polar_angle_jitter] = {[](tg::track_params& p, float&, double v) { p.polar.angle_jitter = static_cast<float>(v); }};
+  m[param::polar_elevation_min] = {[](tg::track_params& p, float&, double v) {
+    p.polar.elevation_min = static_cast<float>(v);
+    p.polar.elevation_max = std::fmax(p.polar.elevation_max, p.polar.elevation_min);
+  }};
+  m[param::polar_elevation_max] = {[](tg::track_params& p, float&, double v) { p.polar.elevation_max = static_cast<float>(v); }};
+  m[param::repulsive_clearance] = {[](tg::track_params& p, float&, double v) { p.repulsive.clearance = static_cast<float>(v); }};
+  m[param::repulsive_smoothing] = {[](tg::track_params& p, float&, double v) { p.repulsive.smoothing = static_cast<float>(v); }};
+  m[param::repulsive_max_iterations] = {[](tg::track_params& p, float&, double v) { p.repulsive.max_iterations = static_cast<int>(v); }};
+  m[param::repulsive_tolerance] = {[](tg::track_params& p, float&, double v) { p.repulsive.tolerance = static_cast<float>(v); }};
+  m[param::spline_samples_per_segment] = {[](tg::track_params& p, float&, double v) { p.spline.samples_per_segment = static_cast<int>(v); }};
+  m[param::validate_length_min] = {[](tg::track_params& p, float&, double v) {
+    p.validate.length_min = static_cast<float>(v);
+    p.validate.length_max = std::fmax(p.validate.length_max, p.validate.length_min);
+  }};
+  m[param::validate_length_max] = {[](tg::track_params& p, float&, double v) { p.validate.length_max = static_cast<float>(v); }};
+  m[param::validate_turn_radius_min] = {[](tg::track_params& p, float&, double v) { p.validate.turn_radius_min = static_cast<float>(v); }};
+  m[param::validate_clearance_margin] = {[](tg::track_params& p, float&, double v) { p.validate.clearance_margin = static_cast<float>(v); }};
+  m[param::validate_max_attempts] = {[](tg::track_params& p, float&, double v) { p.validate.max_attempts = static_cast<int>(v); }};
+  m[param::dense_repulsive_clearance] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.clearance = static_cast<float>(v); }};
+  m[param::dense_repulsive_step] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.step = static_cast<float>(v); }};
+  m[param::dense_repulsive_smoothing] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.smoothing = static_cast<float>(v); }};
+  m[param::dense_repulsive_iterations_per_window] = {[](tg::track_params& p, float&, double v) {
+    p.dense_repulsive.iterations_per_window = static_cast<int>(v);
+  }};
+  m[param::dense_repulsive_max_windows] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.max_windows = static_cast<int>(v); }};
+  m[param::dense_repulsive_tolerance] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.tolerance = static_cast<float>(v); }};
+  return m;
+}
+
+/// The current value of the field a `min_from` names (the dynamic lower bound).
+double field_value(const tg::track_params& p, const std::string& name) {
+  if (name == "track_params.polar.radius_min") return p.polar.radius_min;
+  if (name == "track_params.polar.elevation_min") return p.polar.elevation_min;
+  if (name == "track_params.validate.length_min") return p.validate.length_min;
+  FAIL("no test accessor for " << name);
+  return 0;
+}
+
+/// check_params' verdict: empty when accepted, else the message.
+std::string verdict(const tg::track_params& p, float spacing) {
+  try {
+    tg::detail::check_params(p, spacing);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+/// The next representable value of the parameter's type past `v`, toward `direction`.
+double outside(const param_range& r, double v, double direction) {
+  if (r.integer) return v + (direction > 0 ? 1 : -1);
+  return std::nextafter(static_cast<float>(v), direction > 0 ? std::numeric_limits<float>::infinity()
+                                                              : -std::numeric_limits<float>::infinity());
+}
+
+std::string value_text(const param_range& r, double v) {
+  return r.integer ? tg::detail::format_number(static_cast<int>(v)) : tg::detail::format_number(static_cast<float>(v));
+}
+
+}  // namespace
+
+TEST_CASE("docs/parameters.md is the table of param_ranges.hpp") {
+  const std::string rendered = render_parameters_md();
+  const std::string path = source_path("docs/parameters.md");
+  const char* write = std::getenv("TRACK_GEN_WRITE_DOCS");
+  if (write != nullptr && std::string(write) == "1") {
+    std::ofstream(path, std::ios::binary) << rendered;
+    MESSAGE("wrote " << path);
+  }
+  const std::string on_disk = read_file(path);
+  CHECK_MESSAGE(on_disk == rendered, "docs/parameters.md differs from the table: run TRACK_GEN_WRITE_DOCS=1 "
+                                     "build/tests/core_param_ranges_test and commit the file");
+}
+
+TEST_CASE("params.hpp states each range as the table does") {
+  const std::string text = read_file(source_path("include/track_gen/params.hpp"));
+  REQUIRE(!text.empty());
+  // The struct that holds each middle name of "track_params.<group>.<field>".
+  const std::map<std::string, std::string> structs = {{"", "track_params"},
+                                                      {"polar", "random_polar_params"},
+                                                      {"repulsive", "repulsive_params"},
+                                                      {"spline", "spline_params"},
+                                                      {"validate", "validate_params"},
+                                                      {"dense_repulsive", "dense_repulsive_params"}};
+  int checked = 0;
+  for (const param_range& r : tg::detail::param_ranges) {
+    const std::string name = r.name;
+    if (name.rfind("track_params.", 0) != 0) continue;  // not a track_params field
+    CAPTURE(name);
+    const std::string rest = name.substr(std::string("track_params.").size());
+    const std::size_t dot = rest.find('.');
+    const std::string group = dot == std::string::npos ? "" : rest.substr(0, dot);
+    const std::string field = dot == std::string::npos ? rest : rest.substr(dot + 1);
+    REQUIRE(structs.count(group) == 1);
+    const std::size_t begin = text.find("struct " + structs.at(group) + " {");
+    REQUIRE(begin != std::string::npos);
+    const std::size_t end = text.find("\n};", begin);
+    REQUIRE(end != std::string::npos);
+    const std::string body = text.substr(begin, end - begin);
+    // The declaration "<type> field = ...;" and the /// lines right above it.
+    std::istringstream lines(body);
+    std::vector<std::string> comment;
+    std::string line, found;
+    bool declared = false;
+    while (std::getline(lines, line)) {
+      const std::size_t first = line.find_first_not_of(' ');
+      const std::string t = first == std::string::npos ? "" : line.substr(first);
+      if (t.rfind("///", 0) == 0) {
+        comment.push_back(t);
+        continue;
+      }
+      if (t.find(" " + field + " = ") != std::string::npos) {
+        for (const std::string& c : comment) found += c + "\n";
+        declared = true;
+        break;
+      }
+      comment.clear();
+    }
+    REQUIRE_MESSAGE(declared, field << " not found in struct " << structs.at(group));
+    const std::string expected = "in " + tg::detail::range_text(r);
+    CAPTURE(found);
+    CHECK_MESSAGE(found.find(expected) != std::string::npos, "the comment must say \"" << expected << "\"");
+    if (r.unit[0] != '\0') CHECK(found.find(std::string("[") + r.unit + "]") != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(tg::detail::param_count) - 2);  // all but checkpoint_spacing and gates per track
+}
+
+TEST_CASE("every bound of the table is enforced exactly, with a message that tells the value from the bound") {
+  const std::map<param, setter> set = setters();
+  for (const param_range& r : tg::detail::param_ranges) {
+    if (r.id == param::gates_per_track) continue;  // below
+    CAPTURE(std::string(r.name));
+    REQUIRE_MESSAGE(set.count(r.id) == 1, "no setter for this parameter in the test");
+    const setter& s = set.at(r.id);
+    auto with = [&](double v) {
+      tg::track_params p = tg::presets::track(4);
+      float spacing = 0.6f;
+      s.set(p, spacing, v);
+      return std::make_pair(p, spacing);
+    };
+    const tg::track_params defaults = tg::presets::track(4);
+    const double lo = r.min_from != nullptr ? field_value(defaults, r.min_from) : r.min;
+    for (const auto& [at, direction] : {std::make_pair(lo, -1.0), std::make_pair(r.max, 1.0)}) {
+      CAPTURE(at);
+      const auto [p_at, s_at] = with(at);
+      CHECK_MESSAGE(verdict(p_at, s_at).empty(), "the bound itself is refused: " << verdict(p_at, s_at));
+      const double out = outside(r, at, direction);
+      CAPTURE(out);
+      const auto [p_out, s_out] = with(out);
+      const std::string message = verdict(p_out, s_out);
+      CAPTURE(message);
+      REQUIRE_FALSE(message.empty());
+      CHECK(message.find(r.name) != std::string::npos);
+      const std::string shown = value_text(r, out), bound_shown = value_text(r, at);
+      CHECK(message.find("= " + shown + " is out of range") != std::string::npos);
+      CHECK(shown != bound_shown);  // the value reads differently from the bound it breaks
+    }
+    if (!r.integer) {
+      const auto [p_nan, s_nan] = with(std::nan(""));
+      CHECK(verdict(p_nan, s_nan).find(r.name) != std::string::npos);
+    }
+  }
+  // Gates per track: G_max = ceil(L_cap / spacing) up to the table's bound.
+  const param_range& g = tg::detail::range_of(param::gates_per_track);
+  CHECK(tg::detail::checked_max_gates(1e6f, 0.1f) == static_cast<int>(g.max));
+  CHECK_THROWS_WITH_AS(tg::detail::checked_max_gates(1e6f, std::nextafter(0.1f, 0.0f)),
+                       doctest::Contains("10000001 gates"), std::invalid_argument);
+  CHECK(tg::detail::checked_max_gates(1.0f, 10.0f) == 1);  // at least one gate
+}
+
+TEST_CASE("format_number prints the fewest digits that read back as the same value") {
+  using tg::detail::format_number;
+  CHECK(format_number(0.999f) == "0.999");
+  CHECK(format_number(std::nextafter(0.999f, 1.0f)) == "0.9990001");
+  CHECK(format_number(1e6f) == "1e6");
+  CHECK(format_number(1e-6f) == "1e-6");
+  CHECK(format_number(1e-4f) == "0.0001");
+  CHECK(format_number(10.0f) == "10");
+  CHECK(format_number(4096.0f) == "4096");
+  CHECK(format_number(-1e6f) == "-1e6");
+  CHECK(format_number(0.0f) == "0");
+  CHECK(format_number(0.1) == "0.1");
+  CHECK(format_number(std::nextafter(0.1, 1.0)) == "0.10000000000000002");
+  CHECK(format_number(1073741824) == "1073741824");
+  for (float v : {0.3f, 1.0f / 3.0f, 123456.78f, 1e-9f, 3.4e38f, std::nextafter(1e-3f, 0.0f)})
+    CHECK(std::strtof(format_number(v).c_str(), nullptr) == v);
+}
