@@ -9,14 +9,11 @@
 /// launch them directly.
 
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/require_cuda_runtime.hpp>
 
-#if !TRACK_GEN_HAS_CUDA_RUNTIME
-#error "track_gen/graph.hpp needs the CUDA runtime headers (the CUDA backend)."
-#endif
-
-#include <track_gen/detail/cuda/capture.hpp>
+#include <track_gen/detail/capture/query.hpp>
 #include <track_gen/detail/cuda/error.hpp>
-#include <track_gen/detail/cuda/lifetime.hpp>
+#include <track_gen/detail/lifetime/lifetime.hpp>
 #include <track_gen/errors.hpp>
 
 #include <memory>

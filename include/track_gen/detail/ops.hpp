@@ -15,7 +15,7 @@
 #include <track_gen/detail/cuda/ops.cuh>
 #endif
 #if TRACK_GEN_HAS_CUDA_RUNTIME
-#include <track_gen/detail/cuda/lifetime.hpp>
+#include <track_gen/detail/lifetime/lifetime.hpp>
 #endif
 
 namespace track_gen::detail {

@@ -3,7 +3,7 @@
 /// The grid launch context of the CUDA backend (grid_scope.hpp): windows as launches, under a
 /// WHILE conditional node when the skip policy is conditional and the stream is capturing.
 
-#include <track_gen/detail/cuda/conditional.cuh>
+#include <track_gen/detail/capture/conditional.cuh>
 #include <track_gen/detail/generate/kernels.cuh>
 #include <track_gen/detail/grid/kernels.cuh>
 #include <track_gen/grid_scope.hpp>

@@ -3,18 +3,16 @@
 /// CUDA backend operations: memory, kernel preparation and asynchronous launches. The same
 /// interface as host_ops (detail/host/ops.hpp), so that owners never branch on the backend.
 
-#include <track_gen/detail/cuda/capture.hpp>
-#include <track_gen/detail/cuda/conditional.cuh>
+#include <track_gen/detail/capture/query.hpp>
+#include <track_gen/detail/capture/conditional.cuh>
 #include <track_gen/detail/cuda/error.hpp>
 #include <track_gen/detail/cuda/grid_context.cuh>
-#include <track_gen/detail/cuda/lifetime.hpp>
+#include <track_gen/detail/lifetime/lifetime.hpp>
 #include <track_gen/detail/generate/kernels.cuh>
 #include <track_gen/detail/progress/kernels.cuh>
-#include <track_gen/detail/select/env_selection.hpp>
+#include <track_gen/detail/select/select.cuh>
 #include <track_gen/env_mask.hpp>
 
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <array>
@@ -164,34 +162,6 @@ struct cuda_ops {
     }
   }
 
-  /// Bytes of cub::DeviceSelect::Flagged's temporary storage for a mask of `num_envs` entries
-  /// (the larger of the two element types').
-  static std::size_t select_temp_bytes(int num_envs) {
-    std::size_t wide = 0, narrow = 0;
-    throw_on_cuda_error(cub::DeviceSelect::Flagged(nullptr, wide, thrust::counting_iterator<int>(0),
-                                                   static_cast<const std::int32_t*>(nullptr), static_cast<int*>(nullptr),
-                                                   static_cast<int*>(nullptr), num_envs),
-                        "cub::DeviceSelect::Flagged (temporary storage query)");
-    throw_on_cuda_error(cub::DeviceSelect::Flagged(nullptr, narrow, thrust::counting_iterator<int>(0),
-                                                   static_cast<const std::uint8_t*>(nullptr), static_cast<int*>(nullptr),
-                                                   static_cast<int*>(nullptr), num_envs),
-                        "cub::DeviceSelect::Flagged (temporary storage query)");
-    return std::max(wide, narrow);
-  }
-
-  /// cub::DeviceSelect::Flagged of the envs whose `mask` element is nonzero into sel.ids, the
-  /// count into *sel.count (asynchronous on `stream`).
-  static void select_envs(const env_selection& sel, env_mask mask, int num_envs, cudaStream_t stream) {
-    std::size_t bytes = sel.temp_bytes;
-    const cudaError_t code =
-        mask.element_bytes == 1
-            ? cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0),
-                                         static_cast<const std::uint8_t*>(mask.data), sel.ids, sel.count, num_envs, stream)
-            : cub::DeviceSelect::Flagged(sel.temp, bytes, thrust::counting_iterator<int>(0),
-                                         static_cast<const std::int32_t*>(mask.data), sel.ids, sel.count, num_envs, stream);
-    throw_on_cuda_error(code, "cub::DeviceSelect::Flagged (compacting the mask)");
-  }
-
   /// Blocks of generate_list_kernel: as many as fit on the GPU at once (occupancy with this
   /// course's shared memory), at most one per env.
   template <class Pipeline, class Tuning, class Hook>
@@ -208,12 +178,11 @@ struct cuda_ops {
     return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
   }
 
-  /// Runs the compaction once over a one-entry zero mask of each element type, eagerly, so that
-  /// CUB's kernels are loaded at construction and never inside a capture.
+  /// Loads CUB's compaction kernels now (select.cuh).
   static void preload_selection(const env_selection& sel, const int* zero_flag, ::cuda::stream_ref stream) {
-    select_envs(sel, env_mask(static_cast<const std::int32_t*>(zero_flag)), 1, stream.get());
-    select_envs(sel, env_mask(reinterpret_cast<const std::uint8_t*>(zero_flag)), 1, stream.get());
+    detail::preload_selection(sel, zero_flag, stream.get());
   }
+  static std::size_t select_temp_bytes(int num_envs) { return detail::select_temp_bytes(num_envs); }
 
   /// Masked regeneration of a pipeline without a grid-scope stage: cub::DeviceSelect::Flagged
   /// lists the envs with a nonzero mask entry (and counts them on the device), then

@@ -5,9 +5,10 @@
 /// dependencies, its body captured on a dedicated body stream, then the capturing stream's
 /// dependencies moved to the node.
 
-#include <track_gen/detail/cuda/capture.hpp>
+#include <track_gen/detail/capture/query.hpp>
 #include <track_gen/detail/cuda/error.hpp>
-#include <track_gen/detail/cuda/lifetime.hpp>
+#include <track_gen/detail/capture/body_streams.hpp>
+#include <track_gen/detail/lifetime/lifetime.hpp>
 
 #include <string>
 #include <utility>
