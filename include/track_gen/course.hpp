@@ -69,7 +69,7 @@ class course {
   /// Allocates the storage and generates every env's track (episode 0). Asynchronous on
   /// `stream` for `backend::cuda`: the tracks are ready in stream order.
   /// @param params             generation parameters (params.hpp documents each range).
-  /// @param checkpoint_spacing gate spacing [m], > 0: G = floor(L / spacing) gates.
+  /// @param checkpoint_spacing gate spacing [m], in [0.001, 1e6] (docs/parameters.md): G = floor(L / spacing) gates.
   /// @throws std::invalid_argument a parameter out of range (the message names it and the range).
   /// @throws capture_error `stream` is capturing (construction allocates).
   /// @throws cuda_error a CUDA call failed.

@@ -79,7 +79,7 @@ class generator {
 
   /// A generator of random tracks into `target` (num_envs and num_samples as `params`, at
   /// least max_gates(params, spacing) gate slots). Writes nothing yet: call generate().
-  /// @param checkpoint_spacing gate spacing [m]: G = floor(L / spacing) gates.
+  /// @param checkpoint_spacing gate spacing [m], in [0.001, 1e6] (docs/parameters.md): G = floor(L / spacing) gates.
   /// @throws std::invalid_argument a parameter out of range (the message names it and the range),
   ///         or a target of another shape. @throws capture_error `stream` is capturing
   ///         (construction allocates). @throws cuda_error.

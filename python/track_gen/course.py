@@ -95,7 +95,8 @@ class Course:
 
         Args:
             params: a :class:`~track_gen.pipeline.presets.TrackParams` (``presets.track(...)``).
-            checkpoint_spacing: gate spacing [m], > 0: each track gets floor(L / spacing) gates.
+            checkpoint_spacing: gate spacing [m], in [0.001, 1e6] (docs/parameters.md): each track
+                gets floor(L / spacing) gates.
         Raises:
             TypeError: ``params`` is not a TrackParams.
             ValueError: a parameter out of range (the message names it and its range).

@@ -291,7 +291,7 @@ struct resources {
 };
 
 /// Adds a conditional node of `type` to the capture `s` belongs to, as
-/// include/track_gen/detail/cuda/conditional.cuh does: the handle, `set(handle)` on `s`, the
+/// include/track_gen/detail/capture/conditional.cuh does: the handle, `set(handle)` on `s`, the
 /// node on the capture's current dependencies, its body captured on `body_stream`
 /// (`body(handle)`), then the capture's dependencies moved to the node.
 template <class Set, class Body>

@@ -114,7 +114,7 @@ def track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackPa
     radii 4-7 m, centrelines of 10-60 m, half-width 0.3 m, 256 samples.
 
     Args:
-        num_envs: environments (one track each), >= 1.
+        num_envs: environments (one track each), in [1, 2**30] (docs/parameters.md).
         device: the CUDA device of the course ("cuda", "cuda:N", N or a torch.device).
         seed: seed of every random stream of the batch, in [0, 2**64).
         **overrides: parameters to change (see the module docstring for the names).
