@@ -151,6 +151,7 @@ class generator {
   /// query is a CUDA call that a global-mode capture refuses).
   static std::size_t select_temp_bytes(int num_envs, stream_type stream) {
     ops::require_not_capturing(stream, "generator construction");
+    typename ops::mode_guard guard(Policy::capture_mode::value);
     return ops::select_temp_bytes(num_envs);
   }
   void require_alive() const {

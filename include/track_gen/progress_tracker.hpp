@@ -287,6 +287,7 @@ class progress_tracker {
     if (!(gate_half_height > 0.0f))
       throw std::invalid_argument("track_gen: progress_tracker: gate_half_height = " + std::to_string(gate_half_height) +
                                   " m, expected > 0");
+    typename ops::mode_guard guard(Policy::capture_mode::value);  // around the capture-unsafe calls
     if (memory == nullptr) {
       ops::require_not_capturing(stream, "progress_tracker construction");
       memory = ops::allocate_shared(layout_.bytes);

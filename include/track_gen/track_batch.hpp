@@ -112,6 +112,7 @@ class track_batch {
       throw std::invalid_argument("track_gen: track_batch: num_envs, num_samples and max_gates must be >= 1; got " +
                                   std::to_string(num_envs) + ", " + std::to_string(num_samples) + ", " +
                                   std::to_string(max_gates));
+    typename ops::mode_guard guard(Policy::capture_mode::value);  // around the capture-unsafe calls
     if (memory == nullptr) {
       ops::require_not_capturing(stream, "track_batch construction");
       memory = ops::allocate_shared(layout_.bytes);

@@ -28,6 +28,9 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
   using ops = typename detail::backend_ops<backend_type>::type;
   // First: every CUDA call below (even the compaction's size query) may invalidate a capture.
   ops::require_not_capturing(stream, "course construction");
+  // The policy's capture mode for every capture-unsafe call of the construction (another
+  // thread's global-mode capture must survive a capture::relaxed / thread_local_ course).
+  typename ops::mode_guard guard(Policy::capture_mode::value);
   if constexpr (is_borrowed) {
     if (tracks != nullptr || variants != nullptr)
       throw std::invalid_argument("track_gen: ownership::borrowed supports random tracks only (no user_tracks or track_variants)");
@@ -50,7 +53,6 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
     p.storage = std::shared_ptr<unsigned char>(static_cast<unsigned char*>(borrowed.data), [](unsigned char*) {});
   } else {
     (void)borrowed;
-    typename ops::mode_guard guard(Policy::capture_mode::value);
     ops::drain_deferred();
     p.storage = ops::allocate_shared(p.bytes);
   }
