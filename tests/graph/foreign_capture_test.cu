@@ -67,7 +67,7 @@ inline void check_capture_intact(const foreign_capture& r, const device_buffer<i
   CHECK(r.begin == cudaSuccess);
   CHECK_MESSAGE(r.status_after == cudaStreamCaptureStatusActive,
                 "capture status after the action: " << static_cast<int>(r.status_after) << " (1 = active, 2 = invalidated)");
-  CHECK_MESSAGE(r.end == cudaSuccess, "cudaStreamEndCapture: " << cudaGetErrorName(r.end));
+  CHECK_MESSAGE(r.end == cudaSuccess, "cudaStreamEndCapture: " << std::string(cudaGetErrorName(r.end)));
   REQUIRE(static_cast<bool>(r.graph));
   stream_holder s;
   GT_CUDA(cudaMemsetAsync(counter.get(), 0, sizeof(int), s));
@@ -127,10 +127,10 @@ TEST_CASE("control: a cudaGraphExecDestroy made in global mode during another th
       },
       counter.get());
   if (destroyed == cudaSuccess) (void)victim.exec->release();  // already gone: forget the handle
-  MESSAGE("control: raw cudaGraphExecDestroy in global mode returned " << cudaGetErrorName(destroyed)
+  MESSAGE("control: raw cudaGraphExecDestroy in global mode returned " << std::string(cudaGetErrorName(destroyed))
                                                                         << "; the other capture ended with "
-                                                                        << cudaGetErrorName(r.end) << ", graph "
-                                                                        << (r.graph ? "valid" : "null"));
+                                                                        << std::string(cudaGetErrorName(r.end)) << ", graph "
+                                                                        << std::string(r.graph ? "valid" : "null"));
 }
 
 TEST_CASE("destroying a graph and an active scoped_capture while another thread captures in global mode leaves that capture valid") {
@@ -273,7 +273,7 @@ TEST_CASE("constructing a capture::global course while another thread captures i
   // The refusal is reported by the exception, not left in the thread's last-error state.
   CHECK(cudaGetLastError() == cudaSuccess);
   // CUDA's global-mode rule invalidates the other capture (reported, not required).
-  MESSAGE("the other thread's capture ended with " << cudaGetErrorName(r.end) << ", graph " << (r.graph ? "valid" : "null"));
+  MESSAGE("the other thread's capture ended with " << std::string(cudaGetErrorName(r.end)) << ", graph " << std::string(r.graph ? "valid" : "null"));
   // Once that capture is over, construction works again.
   course_t<policy> after(params, 0.6f, ::cuda::stream_ref{s.get()});
   const tg::track_snapshot t = after.copy_tracks(::cuda::stream_ref{s.get()});
