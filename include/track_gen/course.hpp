@@ -98,7 +98,8 @@ class course {
       : course(params, checkpoint_spacing, nullptr, nullptr, storage, stream) {}
 
   /// Bytes of storage a borrowed course with these parameters needs (random tracks).
-  /// @throws std::invalid_argument a parameter out of range.
+  /// @throws std::invalid_argument a parameter out of range, or a capacity past its bound
+  ///         (scratch bytes per track, bytes per course, gates per track: docs/parameters.md).
   static std::size_t required_bytes(const track_params& params, float checkpoint_spacing);
 
   course(course&&) noexcept = default;

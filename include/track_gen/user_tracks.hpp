@@ -20,7 +20,9 @@ struct user_tracks {
   kind type = kind::control_points;
   /// One closed track per env, or exactly one shared by every env. Host memory, metres,
   /// env-local frame. Need not repeat the first point at the end (a repeat is dropped), and
-  /// consecutive points closer than 1e-6 of the track's extent are merged.
+  /// consecutive points closer than 1e-6 of the track's extent are merged. At most 16384
+  /// distinct points per track, and the track's scratch (16 bytes per dense sample: the points
+  /// of a centreline, or points x samples_per_segment) must fit 227 KiB: docs/parameters.md.
   std::vector<std::vector<float3>> tracks;
 };
 

@@ -42,6 +42,7 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
   p.batch_bytes = batch_type::required_bytes(params.num_envs, params.num_samples, p.inputs.plan.max_gates);
   p.progress_bytes = tracker_type::required_bytes(params.num_envs);
   p.bytes = p.batch_bytes + p.progress_bytes + p.inputs.plan.bytes;
+  detail::check_course_bytes(p.bytes, params.num_envs, p.inputs.plan.max_gates);
   if constexpr (is_borrowed) {
     if (borrowed.data == nullptr) throw std::invalid_argument("track_gen: borrowed_storage.data is null");
     if (borrowed.bytes < p.bytes)
@@ -66,8 +67,10 @@ std::size_t course<Pipeline, Policy>::required_bytes(const track_params& params,
       detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
                                      ops::select_temp_bytes(params.num_envs),
                                      sizeof(detail::generate_args<detail::progress_reset_hook>));
-  return batch_type::required_bytes(params.num_envs, params.num_samples, in.plan.max_gates) +
-         tracker_type::required_bytes(params.num_envs) + in.plan.bytes;
+  const std::size_t bytes = batch_type::required_bytes(params.num_envs, params.num_samples, in.plan.max_gates) +
+                            tracker_type::required_bytes(params.num_envs) + in.plan.bytes;
+  detail::check_course_bytes(bytes, params.num_envs, in.plan.max_gates);
+  return bytes;
 }
 
 template <class Pipeline, class Policy>

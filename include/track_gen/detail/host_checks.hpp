@@ -174,6 +174,33 @@ inline int checked_max_gates(float length_cap, float spacing) {
   return gates < r.min ? static_cast<int>(r.min) : static_cast<int>(gates);
 }
 
+/// Throws std::invalid_argument unless one track's scratch memory, `bytes` (scratch_layout::bytes,
+/// computed in size_t), is within param::scratch_bytes_per_track; the message names the inputs
+/// that size it.
+inline void check_scratch_bytes(std::size_t bytes, std::size_t control_capacity, std::size_t dense_capacity,
+                                int num_samples) {
+  const param_range& r = range_of(param::scratch_bytes_per_track);
+  if (bytes <= static_cast<std::size_t>(r.max)) return;
+  throw std::invalid_argument(
+      "track_gen: one track needs " + std::to_string(bytes) + " bytes of scratch memory (" +
+      std::to_string(control_capacity) + " control points, " + std::to_string(dense_capacity) +
+      " dense samples, num_samples = " + std::to_string(num_samples) + "); at most " + bound_text(r, r.max) + " " +
+      r.name + " are supported (" + r.reason +
+      "): lower track_params.polar.control_points, spline.samples_per_segment, num_samples or the points of the "
+      "user tracks");
+}
+
+/// Throws std::invalid_argument unless a course's memory, `bytes`, is within param::course_bytes.
+inline void check_course_bytes(std::size_t bytes, int num_envs, int max_gates) {
+  const param_range& r = range_of(param::course_bytes);
+  if (bytes <= static_cast<std::size_t>(r.max)) return;
+  throw std::invalid_argument("track_gen: the course needs " + std::to_string(bytes) + " bytes (num_envs = " +
+                              std::to_string(num_envs) + ", " + std::to_string(max_gates) +
+                              " gates per env); at most " + bound_text(r, r.max) + " " + r.name +
+                              " are supported (" + r.reason +
+                              "): lower num_envs, or raise checkpoint_spacing / lower validate.length_max");
+}
+
 /// Checks per-env variants; returns them with the batch-wide fields replaced by the batch's.
 inline std::vector<track_params> check_variants(const track_variants& v, const track_params& batch, float spacing) {
   require(!v.variants.empty(), "track_variants.variants is empty: give at least one parameter set");
@@ -258,9 +285,18 @@ inline sanitized_tracks sanitize(const user_tracks& in, int num_envs) {
     for (const float3& p : pts)
       if (kept.empty() || length(p - kept.back()) > eps) kept.push_back(p);
     while (kept.size() > 1 && length(kept.back() - kept.front()) <= eps) kept.pop_back();
-    require(static_cast<int>(kept.size()) >= min_points,
+    require(kept.size() >= static_cast<std::size_t>(min_points),
             "user_tracks.tracks[" + std::to_string(t) + "] has " + std::to_string(kept.size()) +
                 " distinct points; at least " + std::to_string(min_points) + " are needed");
+    {
+      // Before any size is computed from the count (issue 17: 8 to 17 million points overflowed
+      // count x samples_per_segment in int).
+      const param_range& r = range_of(param::user_track_points);
+      require(kept.size() <= static_cast<std::size_t>(r.max),
+              "user_tracks.tracks[" + std::to_string(t) + "] has " + std::to_string(kept.size()) +
+                  " distinct points; at most " + bound_text(r, r.max) + " are supported (" + r.name + ": " + r.reason +
+                  "); resample the track");
+    }
     float len = 0.0f;
     for (std::size_t i = 0; i < kept.size(); ++i) len += length(kept[(i + 1) % kept.size()] - kept[i]);
     out.max_polyline_length = std::fmax(out.max_polyline_length, len);

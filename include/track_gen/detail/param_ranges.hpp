@@ -39,6 +39,9 @@ enum class param : int {
   dense_repulsive_max_windows,
   dense_repulsive_tolerance,
   gates_per_track,
+  user_track_points,
+  scratch_bytes_per_track,
+  course_bytes,
   count
 };
 
@@ -63,6 +66,10 @@ struct param_range {
 /// Lengths share one upper bound: float32 coordinates are 0.06 m apart at 1e6 m, and squared
 /// lengths (1e12) stay far below float's range.
 inline constexpr double max_length = 1e6;
+
+/// The shared memory one block may opt into on sm_80 and sm_90 (the H200): 227 KiB (NVIDIA's
+/// Ampere and Hopper tuning guides). A track's scratch arrays live there on the GPU.
+inline constexpr double block_shared_bytes = 232448;
 
 // clang-format off
 /// The table, in `param` order (checked at compile time below).
@@ -146,6 +153,22 @@ inline constexpr param_range param_ranges[] = {
    "G_max = ceil(L_cap / checkpoint_spacing), L_cap the longest track the course may hold: validate.length_max "
    "(the largest over track_variants), or 1.5 times the longest user polyline; every env stores G_max gates of "
    "32 bytes, G_max an int: 1e7 gates are 320 MB per env"},
+  {param::user_track_points, "points per user track", "", true, 3, 16384, bound::closed, bound::closed, nullptr,
+   "the distinct points of one user track (after merging, see user_tracks.tracks[t] below) become its dense samples "
+   "(centreline) or its control points (times samples_per_segment dense samples): 16 bytes of scratch each, so "
+   "more than 16384 never fit one block's scratch (scratch bytes per track); the bound also keeps every count x "
+   "samples_per_segment product (<= 2^22) far below INT_MAX"},
+  {param::scratch_bytes_per_track, "scratch bytes per track", "", true, 0, block_shared_bytes, bound::closed,
+   bound::closed, nullptr,
+   "a track's scratch arrays (2 x 12 bytes per control point, the spline's 48 bytes per segment, 16 bytes per dense "
+   "sample, 12 bytes per resampled sample: control capacity max(M, 16) or the largest user track) live in one "
+   "block's shared memory on the GPU: 227 KiB on sm_80 and sm_90 (the H200); the host backend holds the same limit, "
+   "so that a parameter set behaves alike on both (the kernel's own shared memory can lower the GPU's limit by a "
+   "little more)"},
+  {param::course_bytes, "bytes per course", "", true, 0, 1099511627776.0, bound::closed, bound::closed, nullptr,
+   "a course's one allocation (course::required_bytes: the batch with its gates, the progress tracker, the "
+   "generator): 1 TiB (2^40 bytes) is beyond any one GPU's memory (the H200's 141 GB) and keeps every size_t sum "
+   "of the plan far from overflow"},
 };
 // clang-format on
 
@@ -182,8 +205,8 @@ inline constexpr param_rule param_rules[] = {
    "every place that builds a user track branches on it"},
   {"user_tracks.tracks", "1 track (shared by every env) or num_envs tracks",
    "one track per env, or one for all"},
-  {"user_tracks.tracks[t]", "finite points; at least 4 distinct points (control_points) or 3 (centreline) after "
-   "merging consecutive points closer than 1e-6 of the track's extent",
+  {"user_tracks.tracks[t]", "finite points; at least 4 distinct points (control_points) or 3 (centreline), and at "
+   "most 16384 (points per user track), after merging consecutive points closer than 1e-6 of the track's extent",
    "a closed Catmull-Rom spline needs 4 points, a closed polyline 3"},
   {"track_variants.env_variant[e]", "in [0, variants.size() - 1]; variants not empty; num_envs entries",
    "env e generates with variants[env_variant[e]]"},

@@ -49,12 +49,18 @@ struct scratch_layout {
 
   static constexpr std::size_t align(std::size_t b) { return (b + 15u) & ~std::size_t{15u}; }
 
-  static scratch_layout make(int control_capacity, int dense_capacity, int num_samples, int repulsive_capacity = -1) {
+  /// The layout for these capacities, every size in size_t. The int fields are only meaningful
+  /// when `bytes` is within param::scratch_bytes_per_track (make_generator_plan checks it before
+  /// using the layout; within it every capacity is far below INT_MAX). `repulsive_capacity`:
+  /// `control_capacity` when left out.
+  static scratch_layout make(std::size_t control_capacity, std::size_t dense_capacity, std::size_t num_samples,
+                             std::size_t repulsive_capacity = static_cast<std::size_t>(-1)) {
+    if (repulsive_capacity == static_cast<std::size_t>(-1)) repulsive_capacity = control_capacity;
     scratch_layout l;
-    l.control_capacity = control_capacity;
-    l.repulsive_capacity = repulsive_capacity < 0 ? control_capacity : repulsive_capacity;
-    l.dense_capacity = dense_capacity;
-    l.num_samples = num_samples;
+    l.control_capacity = static_cast<int>(control_capacity);
+    l.repulsive_capacity = static_cast<int>(repulsive_capacity);
+    l.dense_capacity = static_cast<int>(dense_capacity);
+    l.num_samples = static_cast<int>(num_samples);
     std::size_t at = 0;
     l.control = at;
     at = align(at + sizeof(float3) * control_capacity);
@@ -64,10 +70,10 @@ struct scratch_layout {
     // (before catmull_rom, in the next attempt after resample) are never live together: one
     // region holds both.
     l.spline = at;
-    const int m = l.repulsive_capacity;  // M x repulsive_chunks(M) <= max(M, repulsive_work_items)
-    const std::size_t partials =
-        sizeof(repulsive_partial) * static_cast<std::size_t>(m > repulsive_work_items ? m : repulsive_work_items);
-    const std::size_t segments = sizeof(spline_segment) * static_cast<std::size_t>(control_capacity);
+    const std::size_t m = repulsive_capacity;  // M x repulsive_chunks(M) <= max(M, repulsive_work_items)
+    const std::size_t work_items = static_cast<std::size_t>(repulsive_work_items);
+    const std::size_t partials = sizeof(repulsive_partial) * (m > work_items ? m : work_items);
+    const std::size_t segments = sizeof(spline_segment) * control_capacity;
     at = align(at + (partials > segments ? partials : segments));
     l.dense = at;
     at = align(at + sizeof(float3) * dense_capacity);

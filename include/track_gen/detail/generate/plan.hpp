@@ -46,29 +46,36 @@ struct generator_plan {
 inline generator_plan make_generator_plan(const track_params& params, float spacing, const sanitized_tracks* user,
                                           user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid,
                                           std::size_t select_temp_bytes, std::size_t args_bytes) {
-  const int m = params.polar.control_points;
-  const int per = params.spline.samples_per_segment;
-  int control_cap = std::max(m, fallback_control_points);
-  int random_control_cap = m;  // the repulsive stage only runs on random tracks
-  int dense_cap = control_cap * per;
+  // Every capacity in size_t (issue 17: control points x samples_per_segment overflowed int for
+  // user tracks of millions of points), checked against param::scratch_bytes_per_track before the
+  // layout's int fields are used.
+  using sz = std::size_t;
+  const sz fallback = static_cast<sz>(fallback_control_points);
+  const sz m = static_cast<sz>(params.polar.control_points);
+  const sz per = static_cast<sz>(params.spline.samples_per_segment);
+  sz control_cap = std::max(m, fallback);
+  sz random_control_cap = m;  // the repulsive stage only runs on random tracks
+  sz dense_cap = control_cap * per;
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
-    const int cap = std::max(v.polar.control_points, fallback_control_points);
+    const sz cap = std::max(static_cast<sz>(v.polar.control_points), fallback);
     control_cap = std::max(control_cap, cap);
-    random_control_cap = std::max(random_control_cap, v.polar.control_points);
-    dense_cap = std::max(dense_cap, cap * v.spline.samples_per_segment);
+    random_control_cap = std::max(random_control_cap, static_cast<sz>(v.polar.control_points));
+    dense_cap = std::max(dense_cap, cap * static_cast<sz>(v.spline.samples_per_segment));
     length_cap = std::max(length_cap, v.validate.length_max);
   }
   if (user != nullptr) {
     const bool spline = user_track_source(user_kind) == track_source::control_points;
-    if (spline) control_cap = std::max(control_cap, user->max_count);
-    dense_cap = std::max(dense_cap, spline ? user->max_count * per : user->max_count);
+    const sz count = static_cast<sz>(user->max_count);
+    if (spline) control_cap = std::max(control_cap, count);
+    dense_cap = std::max(dense_cap, spline ? count * per : count);
     // A spline through the points is rarely more than 1.5x its control polygon.
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
   generator_plan plan;
   plan.max_gates = checked_max_gates(length_cap, spacing);
-  plan.scratch = scratch_layout::make(control_cap, dense_cap, params.num_samples, random_control_cap);
+  plan.scratch = scratch_layout::make(control_cap, dense_cap, static_cast<sz>(params.num_samples), random_control_cap);
+  check_scratch_bytes(plan.scratch.bytes, control_cap, dense_cap, params.num_samples);
   const std::size_t envs = static_cast<std::size_t>(params.num_envs);
   std::size_t at = 0;
   auto take = [&at](std::size_t bytes) {
