@@ -141,8 +141,10 @@ class progress_tracker_ref {
 
   /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,
   /// lateral offset, off-track, gates passed in order (several per step allowed), laps,
-  /// wrong-way. A non-finite `p` leaves the state unchanged, sets `status::invalid_input` and
-  /// reports `progress_flags::invalid_position` (this step's other event bits are cleared).
+  /// wrong-way. A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
+  /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
+  /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's
+  /// other event bits are cleared).
   /// Not thread-safe for the same e.
   TRACK_GEN_HD void step(int e, float3 p) const {
     pending_step s;
@@ -192,12 +194,12 @@ class progress_tracker_ref {
 
   /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
   /// scan of all N segments into `s.nearest` (track_ref::scan_segments), then finish_step.
-  /// begin_step returns false when `p` is not finite; it has then recorded that, and the step
-  /// is over.
+  /// begin_step returns false when `p` is invalid (not finite, or a coordinate beyond +-1e7 m);
+  /// it has then recorded that, and the step is over.
   TRACK_GEN_HD bool begin_step(int e, float3 p, pending_step& s) const {
     using namespace detail;
     s.flags = progress_.flags[e] & ~progress_flags::step_events;
-    if (!is_finite(p)) {
+    if (!is_position(p)) {
       progress_.flags[e] = s.flags | progress_flags::invalid_position;
       tracks_.arrays().status[e] |= status::invalid_input;
       return false;

@@ -14,8 +14,8 @@ namespace status {
 inline constexpr std::uint32_t valid = 1u << 0;
 /// Every attempt failed validation and the fallback ellipse replaced the track.
 inline constexpr std::uint32_t fallback = 1u << 1;
-/// A non-finite position (NaN/Inf) was passed to `step` since the last regeneration; the
-/// progress state was left unchanged on those steps.
+/// An invalid position (NaN/Inf, or a coordinate beyond +-1e7 m: docs/parameters.md) was passed
+/// to `step` since the last regeneration; the progress state was left unchanged on those steps.
 inline constexpr std::uint32_t invalid_input = 1u << 2;
 /// The track comes from user-supplied control points or a centreline (no random stages).
 inline constexpr std::uint32_t user_track = 1u << 3;
@@ -54,7 +54,7 @@ inline constexpr std::uint32_t lap_completed = 1u << 4;
 /// Event of this step: the projection fell back to a full O(N) search (the agent jumped, or
 /// is farther than the half-width from the centreline).
 inline constexpr std::uint32_t full_search = 1u << 5;
-/// This step's position was NaN/Inf and was ignored.
+/// This step's position was invalid (NaN/Inf, or a coordinate beyond +-1e7 m) and was ignored.
 inline constexpr std::uint32_t invalid_position = 1u << 6;
 /// Mask of the bits that describe one step only (cleared at the start of every step).
 inline constexpr std::uint32_t step_events = off_track | wrong_way | gate_passed | lap_completed |

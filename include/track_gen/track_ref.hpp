@@ -136,6 +136,11 @@ class track_ref {
   /// nearer), then takes the nearest of the minimum and its two neighbours in track order, so
   /// that of two segments sharing the nearest sample the earlier one is reported, as a scan of
   /// the whole window would. It reads a few samples where a scan of the window reads 2W + 2.
+  ///
+  /// `p` must be a valid position: finite, every coordinate within +-1e7 m (detail::is_position,
+  /// docs/parameters.md); project() does not check it (progress_tracker_ref::step does, and
+  /// reports invalid input). Beyond the bound the result is meaningless: past ~1e19 m the squared
+  /// distances overflow, `lateral` and `distance` become +inf and `segment` falls on 0.
   TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
     nearest_segment best;
     const bool full = project_local(p, hint, window, best);

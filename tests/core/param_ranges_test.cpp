@@ -118,10 +118,12 @@ std::map<param, setter> setters() {
   return m;
 }
 
-/// The rows that bound a capacity derived from the parameters, not a parameter: gates per track
-/// (tested below), the user-track, scratch and course sizes (tests/core/capacity_test.cpp).
+/// The rows that bound a capacity derived from the parameters, or an input that is not a
+/// parameter: gates per track (tested below), the user-track, scratch and course sizes
+/// (tests/core/capacity_test.cpp), step positions (tests/progress/invalid_input_cases.hpp).
 std::set<param> capacity_rows() {
-  return {param::gates_per_track, param::user_track_points, param::scratch_bytes_per_track, param::course_bytes};
+  return {param::gates_per_track, param::user_track_points, param::scratch_bytes_per_track, param::course_bytes,
+          param::position};
 }
 
 /// The current value of the field a `min_from` names (the dynamic lower bound).

@@ -219,6 +219,11 @@ TEST_CASE_TEMPLATE_DEFINE("bad user tracks throw std::invalid_argument naming th
     std::vector<float3> inf_point = good;
     inf_point[5].z = HUGE_VALF;
     expect_invalid_argument(make(type, {good, good, good, inf_point}), {"user_tracks.tracks[3][5]", "not finite"});
+    // Finite, but beyond the positions step accepts (+-1e7 m: no agent could drive on it).
+    std::vector<float3> far_point = good;
+    far_point[2].x = 2e7f;
+    expect_invalid_argument(make(type, {far_point}),
+                            {"user_tracks.tracks[0][2] = (2e7,", "outside [-1e7, 1e7] m", "step position coordinates"});
     // Two distinct points, the second one repeated: too few whatever the kind (>= 3 or 4 needed).
     expect_invalid_argument(make(type, {{good[0], good[1], good[1], good[1], good[0]}}),
                             {"user_tracks.tracks[0]", "2 distinct points"});

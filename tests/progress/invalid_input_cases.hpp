@@ -1,12 +1,15 @@
 #pragma once
 /// @file
-/// NaN/Inf positions: the env's progress is left as it was, status::invalid_input and
-/// progress_flags::invalid_position report it, other envs are unaffected, and regeneration
-/// clears the status bit. Test bodies templated over the policy; applied in
+/// NaN/Inf positions, and finite positions beyond the documented bound (every coordinate within
+/// +-1e7 m, detail::max_position; issue 17: at 1e19 m the squared distance overflowed and the
+/// projection fell silently on segment 0): the env's progress is left as it was,
+/// status::invalid_input and progress_flags::invalid_position report it, other envs are
+/// unaffected, and regeneration clears the status bit. A position on the bound is accepted. Test bodies templated over the policy; applied in
 /// invalid_input_test.cpp and invalid_input_test.cu.
 
 #include "progress_harness.hpp"
 
+#include <cmath>
 #include <limits>
 
 namespace progress_test {
@@ -38,10 +41,15 @@ TEST_CASE_TEMPLATE_DEFINE("NaN/Inf positions leave the env's progress unchanged 
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  const float3 bad[] = {v3(nan, 0, 0), v3(0, inf, 0), v3(0, 0, -inf), v3(nan, nan, nan), v3(50.0, 0.0, nan)};
+  const float bound = static_cast<float>(tg::detail::max_position);
+  const float past = std::nextafter(bound, inf);  // the first float outside
+  float3 bad[] = {v3(nan, 0, 0), v3(0, inf, 0), v3(0, 0, -inf), v3(nan, nan, nan), v3(50.0, 0.0, nan),
+                  v3(1e19, 0, 0), v3(0, -3e38, 0), v3(1e19, 1e19, 1e19), v3(0, 0, 0), v3(0, 0, 0)};
+  bad[8] = {past, 0.0f, 0.0f};
+  bad[9] = {0.0f, 0.0f, -past};
   double s_others = 10.5;
   for (const float3& p : bad) {
-    s_others += 2.0;  // envs 0 and 2 drive on and cross gate 2 (20.27 m) during these steps
+    s_others += 1.0;  // envs 0 and 2 drive on and cross gate 2 (20.27 m) during these ten steps
     set_all(s_others);
     a.positions[1] = p;
     a.step();
@@ -104,6 +112,23 @@ TEST_CASE_TEMPLATE_DEFINE("NaN/Inf positions leave the env's progress unchanged 
     CHECK(same_bits(entry(p_after, e), entry(p_before, e)));
     CHECK(t_after.status[u] == t_before.status[u]);
     CHECK(t_after.episode[u] == t_before.episode[u]);
+  }
+
+  // Positions on the bound are valid input: the step runs (env 1 is far off the track), and
+  // nothing reports invalid input.
+  for (const float3& p : {v3(bound, 0, 0), v3(-bound, bound, -bound)}) {
+    INFO("position on the bound (" << p.x << ", " << p.y << ", " << p.z << ")");
+    a.positions[1] = p;
+    a.step();
+    const tg::progress_snapshot pa = a.progress();
+    const progress_entry q = entry(pa, 1);
+    INFO("env 1 " << describe(q));
+    CHECK_FALSE(has(q.flags, tg::progress_flags::invalid_position));
+    CHECK(has(q.flags, tg::progress_flags::off_track));
+    CHECK_FALSE(has(a.tracks().status[1], tg::status::invalid_input));
+    CHECK(same_bits(q.last_position.x, p.x));
+    CHECK(same_bits(q.last_position.z, p.z));
+    CHECK(std::isfinite(q.lateral));
   }
 }
 

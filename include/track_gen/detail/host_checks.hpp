@@ -272,6 +272,12 @@ inline sanitized_tracks sanitize(const user_tracks& in, int num_envs) {
     float lo[3] = {3e38f, 3e38f, 3e38f}, hi[3] = {-3e38f, -3e38f, -3e38f};
     for (std::size_t i = 0; i < pts.size(); ++i) {
       require(is_finite(pts[i]), "user_tracks.tracks[" + std::to_string(t) + "][" + std::to_string(i) + "] is not finite");
+      if (!is_position(pts[i])) {  // a track no position step accepts could reach
+        const param_range& r = range_of(param::position);
+        require(false, "user_tracks.tracks[" + std::to_string(t) + "][" + std::to_string(i) + "] = (" +
+                           format_number(pts[i].x) + ", " + format_number(pts[i].y) + ", " + format_number(pts[i].z) +
+                           ") has a coordinate outside " + range_text(r) + " m (" + r.name + ": " + r.reason + ")");
+      }
       const float v[3] = {pts[i].x, pts[i].y, pts[i].z};
       for (int c = 0; c < 3; ++c) {
         lo[c] = std::fmin(lo[c], v[c]);

@@ -3,6 +3,7 @@
 /// Small float3 vector helpers shared by both backends (host and device).
 
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/param_ranges.hpp>
 
 #include <cmath>
 
@@ -34,6 +35,13 @@ TRACK_GEN_HD inline float3 lerp(float3 a, float3 b, float t) { return a + (b - a
 TRACK_GEN_HD inline float lerp(float a, float b, float t) { return a + (b - a) * t; }
 TRACK_GEN_HD inline bool is_finite(float v) { return std::isfinite(v); }
 TRACK_GEN_HD inline bool is_finite(float3 a) { return is_finite(a.x) && is_finite(a.y) && is_finite(a.z); }
+/// Every coordinate of `p` within [-max_position, max_position] (param_ranges.hpp): false for NaN
+/// and Inf as for finite coordinates beyond the bound. The cost of is_finite (an isfinite is a
+/// compare of |x| against Inf), and no branch (bitwise &).
+TRACK_GEN_HD inline bool is_position(float3 p) {
+  constexpr float bound = static_cast<float>(max_position);
+  return (std::fabs(p.x) <= bound) & (std::fabs(p.y) <= bound) & (std::fabs(p.z) <= bound);
+}
 TRACK_GEN_HD inline float min_f(float a, float b) { return a < b ? a : b; }
 TRACK_GEN_HD inline float max_f(float a, float b) { return a > b ? a : b; }
 TRACK_GEN_HD inline float clamp_f(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }

@@ -42,6 +42,7 @@ enum class param : int {
   user_track_points,
   scratch_bytes_per_track,
   course_bytes,
+  position,
   count
 };
 
@@ -66,6 +67,14 @@ struct param_range {
 /// Lengths share one upper bound: float32 coordinates are 0.06 m apart at 1e6 m, and squared
 /// lengths (1e12) stay far below float's range.
 inline constexpr double max_length = 1e6;
+
+/// The largest coordinate magnitude of a position that progress_tracker_ref::step accepts [m]
+/// (param::position): 10 times the longest length a track's parameters may have, so that any
+/// agent within 9e6 m of a track is tracked, while float32 still resolves 1 m there (the ulp of
+/// 1e7 is 1) and squared distances (at most 3 x (2e7)^2 = 1.2e15) stay far below float's range
+/// (3.4e38, reached at |p| ~ 1e19 m: `lateral` became +inf and the projection fell silently on
+/// segment 0, issue 17).
+inline constexpr double max_position = 1e7;
 
 /// The shared memory one block may opt into on sm_80 and sm_90 (the H200): 227 KiB (NVIDIA's
 /// Ampere and Hopper tuning guides). A track's scratch arrays live there on the GPU.
@@ -169,6 +178,12 @@ inline constexpr param_range param_ranges[] = {
    "a course's one allocation (course::required_bytes: the batch with its gates, the progress tracker, the "
    "generator): 1 TiB (2^40 bytes) is beyond any one GPU's memory (the H200's 141 GB) and keeps every size_t sum "
    "of the plan far from overflow"},
+  {param::position, "step position coordinates", "m", false, -max_position, max_position, bound::closed,
+   bound::closed, nullptr,
+   "every coordinate of a position passed to progress_tracker_ref::step (and of user track points); outside, or "
+   "NaN / Inf, a step is invalid input: status::invalid_input, progress_flags::invalid_position, state unchanged. 1e7 m "
+   "is 10 x the longest track length, float32 still resolves 1 m there, and squared distances stay far below "
+   "float's range (beyond ~1e19 m they overflow: the projection's lateral offset became +inf)"},
 };
 // clang-format on
 
