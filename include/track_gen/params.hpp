@@ -90,6 +90,21 @@ struct validate_params {
   int max_attempts = 16;
 };
 
+/// The most a batch's parameters may cost, per track, before construction refuses them: legal
+/// parameters can otherwise ask for an hour of work per env (1024 control points, 1000 repulsive
+/// iterations, 255 attempts) or hundreds of MB per env (gates every 0.1 m of a 1e6 m length_max).
+/// `track_gen::estimate_cost` states both for a parameter set before anything is built; raise a
+/// field to accept a costlier set. Batch-wide (a variant's budget is the batch's).
+struct budget_params {
+  /// Worst-case operations to generate one track (estimate_cost: point-segment and
+  /// segment-segment tests, dense samples), in [1, 1e18]. The default, 1e10, is about a minute
+  /// of one CPU core, and 36 times the long_track preset's worst case.
+  float operations_per_track = 1e10f;
+  /// Bytes of track storage per env (estimate_cost: the samples and the gate capacity),
+  /// in [1, 1e12]. The default, 1e8, is 3 million gates of 32 bytes.
+  float bytes_per_env = 1e8f;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -113,6 +128,22 @@ struct track_params {
   spline_params spline;
   validate_params validate;
   dense_repulsive_params dense_repulsive;
+  budget_params budget;
+};
+
+/// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).
+struct cost_estimate {
+  /// Worst-case operations to generate one track: every attempt failing (validate.max_attempts
+  /// attempts of repulsive.max_iterations x polar.control_points^2 point-segment tests, the dense
+  /// samples, and the clearance test's num_samples^2 / 2 segment pairs), the fallback, and the
+  /// dense_repulsive stage's max_windows x iterations_per_window x (dense samples)^2 pair tests
+  /// when it is on. Compared with budget_params::operations_per_track.
+  double operations_per_track = 0.0;
+  /// Bytes of track storage per env: the samples' fields and `gates_per_track` gates. Compared
+  /// with budget_params::bytes_per_env.
+  double bytes_per_env = 0.0;
+  /// The gate capacity of every env: ceil(longest track / checkpoint_spacing).
+  int gates_per_track = 0;
 };
 
 }  // namespace track_gen

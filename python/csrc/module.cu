@@ -60,6 +60,7 @@ const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, repulsive.smoothing), TG_FIELD(float, repulsive.tolerance),
       TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),
       TG_FIELD(float, validate.turn_radius_min), TG_FIELD(float, validate.clearance_margin),
+      TG_FIELD(float, budget.operations_per_track), TG_FIELD(float, budget.bytes_per_env),
   };
   return f;
 }

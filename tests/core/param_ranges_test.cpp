@@ -115,6 +115,8 @@ std::map<param, setter> setters() {
   }};
   m[param::dense_repulsive_max_windows] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.max_windows = static_cast<int>(v); }};
   m[param::dense_repulsive_tolerance] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.tolerance = static_cast<float>(v); }};
+  m[param::budget_operations_per_track] = {[](tg::track_params& p, float&, double v) { p.budget.operations_per_track = static_cast<float>(v); }};
+  m[param::budget_bytes_per_env] = {[](tg::track_params& p, float&, double v) { p.budget.bytes_per_env = static_cast<float>(v); }};
   return m;
 }
 
@@ -180,7 +182,8 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"repulsive", "repulsive_params"},
                                                       {"spline", "spline_params"},
                                                       {"validate", "validate_params"},
-                                                      {"dense_repulsive", "dense_repulsive_params"}};
+                                                      {"dense_repulsive", "dense_repulsive_params"},
+                                                      {"budget", "budget_params"}};
   int checked = 0;
   for (const param_range& r : tg::detail::param_ranges) {
     const std::string name = r.name;

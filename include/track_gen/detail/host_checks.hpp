@@ -152,6 +152,8 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   }
   check_range(param::dense_repulsive_max_windows, p.dense_repulsive.max_windows);
   check_range(param::dense_repulsive_tolerance, p.dense_repulsive.tolerance);
+  check_range(param::budget_operations_per_track, p.budget.operations_per_track);
+  check_range(param::budget_bytes_per_env, p.budget.bytes_per_env);
   {
     const param_rule& ids = rule_of(rule::env_offset);
     require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,
@@ -219,6 +221,7 @@ inline std::vector<track_params> check_variants(const track_variants& v, const t
     p.dense_repulsive.max_windows = batch.dense_repulsive.max_windows;
     p.dense_repulsive.iterations_per_window = batch.dense_repulsive.iterations_per_window;
     p.dense_repulsive.tolerance = batch.dense_repulsive.tolerance;
+    p.budget = batch.budget;  // the batch's budget holds for every track
     try {
       check_params(p, spacing);
     } catch (const std::invalid_argument& err) {

@@ -38,6 +38,8 @@ enum class param : int {
   dense_repulsive_iterations_per_window,
   dense_repulsive_max_windows,
   dense_repulsive_tolerance,
+  budget_operations_per_track,
+  budget_bytes_per_env,
   gates_per_track,
   user_track_points,
   scratch_bytes_per_track,
@@ -158,6 +160,16 @@ inline constexpr param_range param_ranges[] = {
    "regeneration"},
   {param::dense_repulsive_tolerance, "track_params.dense_repulsive.tolerance", "m", false, 1e-9, max_length,
    bound::closed, bound::closed, nullptr, "a track stops once its largest overlap is below it: positive"},
+  {param::budget_operations_per_track, "track_params.budget.operations_per_track", "", false, 1, 1e18, bound::closed,
+   bound::closed, nullptr,
+   "the worst-case work of one track that construction accepts (track_gen::estimate_cost); legal parameters reach "
+   "2.7e11 (1024 control points, 1000 repulsive iterations, 255 attempts: an hour per env on a CPU core), so the "
+   "default 1e10 refuses them until the user raises it; 1e18 is beyond any use"},
+  {param::budget_bytes_per_env, "track_params.budget.bytes_per_env", "", false, 1, 1e12, bound::closed,
+   bound::closed, nullptr,
+   "the track storage per env that construction accepts (estimate_cost: samples and gate capacity); legal "
+   "parameters reach 320 MB per env (gates every 0.1 m of a 1e6 m length_max), so the default 1e8 refuses them "
+   "until the user raises it; 1e12 is about bytes per course (2^40)"},
   {param::gates_per_track, "gates per track", "", true, 1, 1e7, bound::closed, bound::closed, nullptr,
    "G_max = ceil(L_cap / checkpoint_spacing), L_cap the longest track the course may hold: validate.length_max "
    "(the largest over track_variants), or 1.5 times the longest user polyline; every env stores G_max gates of "

@@ -3,6 +3,7 @@
 /// A generator's checked inputs and its byte plan: capacities (control points, dense samples,
 /// gates), the scratch layout of one track, and the offsets of its buffers in its memory.
 
+#include <track_gen/detail/fields.hpp>
 #include <track_gen/detail/generate/generate_track.hpp>
 #include <track_gen/detail/host_checks.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -108,6 +109,89 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
   return plan;
 }
 
+/// The worst-case operations of one track with parameters `p` (cost_estimate says what is
+/// counted): `dense` dense samples (M x samples_per_segment for random tracks, the plan's dense
+/// capacity for user tracks), `random`: the random stages run (not user tracks), `grid`: the
+/// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the three
+/// terms (repulsive, per-attempt shaping and clearance, dense_repulsive) for messages.
+inline double track_operations(const track_params& p, double dense, bool random, bool grid, double* parts = nullptr) {
+  const double m = p.polar.control_points, n = p.num_samples;
+  const double attempts = random ? p.validate.max_attempts : 1.0;
+  const double repulsive = random ? attempts * p.repulsive.max_iterations * m * m : 0.0;
+  // Each attempt (and the fallback) evaluates the dense samples, resamples them, and tests the
+  // clearance of every pair of its N segments at worst (validate: N^2 / 2 pairs).
+  const double shape = (attempts + (random ? 1.0 : 0.0)) * (dense + n + 0.5 * n * n);
+  const bool dense_stage = grid && p.dense_repulsive.clearance > 0.0f && p.dense_repulsive.max_windows > 0;
+  const double relax =
+      dense_stage ? static_cast<double>(p.dense_repulsive.max_windows) * p.dense_repulsive.iterations_per_window * dense * dense
+                  : 0.0;
+  if (parts != nullptr) {
+    parts[0] = repulsive;
+    parts[1] = shape;
+    parts[2] = relax;
+  }
+  return repulsive + shape + relax;
+}
+
+/// The bytes of track storage per env: one env's samples and `max_gates` gates.
+inline double track_bytes_per_env(int num_samples, int max_gates) {
+  using layout = soa_layout<sizeof(track_fields) / sizeof(track_fields[0])>;
+  return static_cast<double>(layout::make(track_fields, 1, num_samples, max_gates).bytes);
+}
+
+/// The cost of `params` (and its variants `sets`, user tracks `user`) as planned in `plan`.
+inline cost_estimate estimate_cost(const track_params& params, const std::vector<track_params>& sets,
+                                   const sanitized_tracks* user, const generator_plan& plan, bool grid,
+                                   const track_params** costliest = nullptr) {
+  cost_estimate c;
+  c.gates_per_track = plan.max_gates;
+  c.bytes_per_env = track_bytes_per_env(params.num_samples, plan.max_gates);
+  const bool random = user == nullptr;
+  auto consider = [&](const track_params& p) {
+    const double dense = random ? static_cast<double>(std::max(p.polar.control_points, fallback_control_points)) *
+                                      p.spline.samples_per_segment
+                                : static_cast<double>(plan.scratch.dense_capacity);
+    const double ops = track_operations(p, dense, random, grid);
+    if (ops > c.operations_per_track) {
+      c.operations_per_track = ops;
+      if (costliest != nullptr) *costliest = &p;
+    }
+  };
+  if (sets.empty()) consider(params);
+  for (const track_params& v : sets) consider(v);
+  return c;
+}
+
+/// Throws std::invalid_argument when `c` exceeds `params.budget`, naming the budget, the terms of
+/// the estimate and how to raise it.
+inline void check_budget(const cost_estimate& c, const track_params& params, const track_params& costliest,
+                         bool random, bool grid, double dense) {
+  const budget_params& b = params.budget;
+  if (c.operations_per_track > static_cast<double>(b.operations_per_track)) {
+    double parts[3];
+    track_operations(costliest, dense, random, grid, parts);
+    throw std::invalid_argument(
+        "track_gen: one track may cost up to " + format_number(c.operations_per_track) +
+        " operations in the worst case (track_gen::estimate_cost: repulsive stage validate.max_attempts x "
+        "repulsive.max_iterations x polar.control_points^2 = " + format_number(parts[0]) +
+        ", dense samples and clearance tests of every attempt " + format_number(parts[1]) +
+        ", dense_repulsive max_windows x iterations_per_window x dense samples^2 = " + format_number(parts[2]) +
+        "), more than the budget track_params.budget.operations_per_track = " + format_number(b.operations_per_track) +
+        " (docs/parameters.md): raise track_params.budget.operations_per_track to accept this cost, or lower those "
+        "parameters");
+  }
+  if (c.bytes_per_env > static_cast<double>(b.bytes_per_env)) {
+    throw std::invalid_argument(
+        "track_gen: every env stores " + format_number(c.bytes_per_env) + " bytes of track (" +
+        std::to_string(c.gates_per_track) +
+        " gates of 32 bytes: ceil(longest track / checkpoint_spacing), with validate.length_max = " +
+        format_number(params.validate.length_max) + " m; and num_samples = " + std::to_string(params.num_samples) +
+        " samples), more than the budget track_params.budget.bytes_per_env = " + format_number(b.bytes_per_env) +
+        " (docs/parameters.md): raise track_params.budget.bytes_per_env to accept it, or raise checkpoint_spacing / "
+        "lower validate.length_max");
+  }
+}
+
 /// A generator's inputs once checked: the parameters, the variants, the user tracks (merged,
 /// concatenated) and the plan.
 struct generator_inputs {
@@ -140,6 +224,13 @@ struct generator_inputs {
     }
     in.plan = make_generator_plan(params, spacing, in.has_user ? &in.user : nullptr, in.user_kind, in.sets, grid,
                                   select_temp_bytes, args_bytes);
+    const track_params* costliest = &in.params;
+    const cost_estimate cost =
+        estimate_cost(in.params, in.sets, in.has_user ? &in.user : nullptr, in.plan, grid, &costliest);
+    const double dense = in.has_user ? static_cast<double>(in.plan.scratch.dense_capacity)
+                                     : static_cast<double>(std::max(costliest->polar.control_points, fallback_control_points)) *
+                                           costliest->spline.samples_per_segment;
+    check_budget(cost, in.params, *costliest, !in.has_user, grid, dense);
     return in;
   }
 };
