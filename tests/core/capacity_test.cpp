@@ -138,6 +138,7 @@ TEST_CASE("bytes per course: a course past 1 TiB throws, naming the bound") {
   CHECK_THROWS_WITH_AS(host_course::required_bytes(many, 1.0f), doctest::Contains(limit.c_str()), std::invalid_argument);
   tg::track_params gates = tg::presets::track(4096);
   gates.validate.length_max = 1e6f;
+  gates.budget.bytes_per_env = 1e12f;  // past the default budget too (tests/core/budget_test.cpp): raised
   CHECK_THROWS_WITH_AS(host_course::required_bytes(gates, 0.1f), doctest::Contains(limit.c_str()), std::invalid_argument);
 }
 
