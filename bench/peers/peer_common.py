@@ -51,7 +51,7 @@ WINDOW_ARC = math.pi * max(TURN_RADIUS_MIN, 0.5 * CLEARANCE)        # arc of the
 MAX_CURVATURE = 1.0 / max(TURN_RADIUS_MIN, HALF_WIDTH + 0.5 * CLEARANCE_MARGIN)  # [1/m]
 FALLBACK_MINOR = 0.5 * (LENGTH_MIN + LENGTH_MAX) / 7.0903           # b of the ellipse [m]
 FALLBACK_MAJOR = 1.25 * FALLBACK_MINOR                              # a = 1.25 b [m]
-MAX_GATES = max(1, int(math.ceil(LENGTH_MAX / GATE_SPACING)))      # G_max (course.hpp make_plan)
+MAX_GATES = max(1, int(math.ceil(LENGTH_MAX / GATE_SPACING)))      # G_max (detail/generate/plan.hpp, make_generator_plan)
 
 # Progress flag bits (status.hpp, progress_flags) and status bits used by step.
 HAS_LAST, OFF_TRACK, WRONG_WAY, GATE_PASSED, LAP_COMPLETED, FULL_SEARCH, INVALID_POSITION = (
