@@ -39,15 +39,6 @@ struct progress_arrays {
 #undef TRACK_GEN_AT
     return a;
   }
-
-  /// Calls `f(info, pointer)` for every field in table order.
-  template <class F>
-  void for_each(F&& f) const {
-    std::size_t i = 0;
-#define TRACK_GEN_VISIT(name, type, ext, doc) f(detail::progress_fields[i++], name);
-    TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_VISIT)
-#undef TRACK_GEN_VISIT
-  }
 };
 
 /// One environment's progress, by value.

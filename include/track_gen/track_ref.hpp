@@ -74,15 +74,6 @@ struct track_arrays {
 #undef TRACK_GEN_SLICE
     return a;
   }
-
-  /// Calls `f(info, pointer)` for every field in table order (detail::field_info, typed pointer).
-  template <class F>
-  void for_each(F&& f) const {
-    std::size_t i = 0;
-#define TRACK_GEN_VISIT(name, type, ext, doc) f(detail::track_fields[i++], name);
-    TRACK_GEN_TRACK_FIELDS(TRACK_GEN_VISIT)
-#undef TRACK_GEN_VISIT
-  }
 };
 
 /// View of one environment's track. Trivially copyable; valid while its course lives.
