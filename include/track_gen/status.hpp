@@ -32,6 +32,11 @@ inline constexpr std::uint32_t relaxed = 1u << 17;
 /// A grid-scope stage moved the track but the result failed validation: the stored track is
 /// the one before the stage (rebuilt from the same random streams), still valid.
 inline constexpr std::uint32_t relax_rejected = 1u << 18;
+/// A user track has a point farther than 8192 m from its frame's origin on some axis
+/// (detail::precise_position), where float32 positions are coarser than 1 mm and the
+/// projection's lateral offset loses precision; `user_tracks::recentre = true` re-centres it.
+/// A warning: the track is built and tracked as usual.
+inline constexpr std::uint32_t far_from_origin = 1u << 19;
 /// Bits 8..15 hold the number of generation attempts made (1..255), the fallback not counted.
 inline constexpr int attempts_shift = 8;
 inline constexpr std::uint32_t attempts_mask = 0xffu << attempts_shift;

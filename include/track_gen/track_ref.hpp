@@ -94,6 +94,8 @@ class track_ref {
   /// Arc-length spacing of the samples, L / N [m].
   TRACK_GEN_HD float sample_spacing() const { return length_ / static_cast<float>(num_samples_); }
   TRACK_GEN_HD std::uint32_t status() const { return status_; }
+  /// Where this track's frame lies in the user's frame [m] (user_tracks::recentre; else zero).
+  TRACK_GEN_HD float3 origin() const { return a_.origin[0]; }
   TRACK_GEN_HD float3 position(int k) const { return a_.position[k]; }
   TRACK_GEN_HD float3 tangent(int k) const { return a_.tangent[k]; }
   TRACK_GEN_HD float3 normal(int k) const { return a_.normal[k]; }

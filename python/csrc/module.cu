@@ -133,14 +133,45 @@ py::dict params_dict(const tg::track_params& p) {
 
 // ---- the course ---------------------------------------------------------------------------------
 
+/// tg::user_tracks from float32 [P, 3] CPU tensors (checked again here for C++ callers).
+tg::user_tracks user_tracks_of(const std::vector<at::Tensor>& points, const std::string& kind, bool recentre) {
+  tg::user_tracks t;
+  if (kind == "control_points") {
+    t.type = tg::user_tracks::kind::control_points;
+  } else if (kind == "centreline") {
+    t.type = tg::user_tracks::kind::centreline;
+  } else {
+    throw std::invalid_argument("track_gen: kind = '" + kind + "'; expected 'control_points' or 'centreline'");
+  }
+  t.recentre = recentre;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const at::Tensor& p = points[i];
+    if (p.device().is_cuda() || p.scalar_type() != at::kFloat || p.dim() != 2 || p.size(1) != 3 || !p.is_contiguous())
+      throw std::invalid_argument("track_gen: tracks[" + std::to_string(i) + "] must be a contiguous float32 [P, 3] CPU tensor");
+    const float* d = p.data_ptr<float>();
+    std::vector<float3> pts(static_cast<std::size_t>(p.size(0)));
+    for (std::size_t k = 0; k < pts.size(); ++k) pts[k] = float3{d[3 * k], d[3 * k + 1], d[3 * k + 2]};
+    t.tracks.push_back(std::move(pts));
+  }
+  return t;
+}
+
 class py_course {
  public:
-  py_course(const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device)
+  /// Random tracks when `user_points` is empty; otherwise user tracks: one float32 [P, 3] CPU
+  /// tensor per track (course.py converts and checks them), `user_kind` "control_points" or
+  /// "centreline", `recentre` as user_tracks::recentre.
+  py_course(const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device,
+            const std::vector<at::Tensor>& user_points, const std::string& user_kind, bool recentre)
       : device_(static_cast<c10::DeviceIndex>(device)) {
     const tg::track_params params = make_params(preset, num_envs, overrides);
     c10::cuda::CUDAGuard guard(device_);
     const ::cuda::stream_ref stream = tt::current_stream(device_);
-    course_ = std::make_unique<course_type>(params, spacing, stream);
+    if (user_points.empty()) {
+      course_ = std::make_unique<course_type>(params, spacing, stream);
+    } else {
+      course_ = std::make_unique<course_type>(params, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
+    }
     tensors_ = tt::tensors(*course_, device_);
   }
 
@@ -248,10 +279,14 @@ PYBIND11_MODULE(_C, m) {
 
   using opt_stream = std::optional<std::uintptr_t>;
   py::class_<py_course>(m, "Course")
-      .def(py::init([](const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device) {
-             return python_errors([&] { return std::make_unique<py_course>(preset, num_envs, overrides, spacing, device); });
+      .def(py::init([](const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device,
+                       const std::vector<at::Tensor>& tracks, const std::string& kind, bool recentre) {
+             return python_errors([&] {
+               return std::make_unique<py_course>(preset, num_envs, overrides, spacing, device, tracks, kind, recentre);
+             });
            }),
-           py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"))
+           py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"),
+           py::arg("tracks") = std::vector<at::Tensor>{}, py::arg("kind") = "control_points", py::arg("recentre") = false)
       .def("bind", [](py_course& c, const at::Tensor& t) { python_errors([&] { c.bind(t); }); }, py::arg("position"))
       .def("step", [](py_course& c, opt_stream s) { python_errors([&] { c.step(s); }); }, py::arg("stream") = py::none())
       .def("regenerate",
@@ -298,6 +333,15 @@ PYBIND11_MODULE(_C, m) {
         "(name, description) of every track array, in table order (Course.tracks)");
   m.def("progress_fields", [fields] { return fields(tg::detail::progress_fields); },
         "(name, description) of every progress array, in table order (Course.progress)");
+  m.def("status_bits", [] {
+    py::dict d;
+#define TG_STATUS(name) d[#name] = tg::status::name;
+    TG_STATUS(valid) TG_STATUS(fallback) TG_STATUS(invalid_input) TG_STATUS(user_track) TG_STATUS(fail_not_finite)
+    TG_STATUS(fail_length) TG_STATUS(fail_curvature) TG_STATUS(fail_clearance) TG_STATUS(fail_spacing)
+    TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin)
+#undef TG_STATUS
+    return d;
+  }, "The status bits of tracks.status (status.hpp), by name");
   m.def("release_deferred", &tg::release_deferred,
         "Frees now the course memory that released graphs left in the deferred list (not inside a capture)");
   m.def(

@@ -27,7 +27,7 @@ from typing import NamedTuple, Optional
 from .exec import recording
 from .pipeline.presets import TrackParams
 
-__all__ = ["Course", "Progress", "Tracks"]
+__all__ = ["Course", "Progress", "Tracks", "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -76,6 +76,45 @@ def _stream_arg(stream) -> Optional[int]:
     return handle
 
 
+def _user_points(tracks) -> list:
+    """User tracks as float32 [P, 3] CPU tensors (z = 0 added to [P, 2] ones); ValueError naming
+    ``tracks[i]`` otherwise. One 2-D array is one track shared by every env."""
+    import torch  # noqa: PLC0415 - only with the extension
+
+    def as_points(t, name):
+        try:
+            x = torch.as_tensor(t, dtype=torch.float32).detach().to("cpu")
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise ValueError(f"track_gen: {name} must be a [P, 2] or [P, 3] array of points [m]: {err}") from None
+        if x.dim() != 2 or x.shape[1] not in (2, 3):
+            raise ValueError(f"track_gen: {name} must be a [P, 2] or [P, 3] array of points [m], "
+                             f"got shape {list(x.shape)}")
+        if x.shape[1] == 2:
+            x = torch.cat([x, torch.zeros(x.shape[0], 1)], dim=1)
+        return x.contiguous()
+
+    if isinstance(tracks, torch.Tensor) and tracks.dim() == 2:
+        return [as_points(tracks, "tracks")]
+    if hasattr(tracks, "ndim") and getattr(tracks, "ndim") == 2:  # one NumPy array
+        return [as_points(tracks, "tracks")]
+    try:
+        items = list(tracks)
+    except TypeError:
+        raise ValueError(f"track_gen: tracks must be a sequence of [P, 2] or [P, 3] arrays, "
+                         f"got {type(tracks).__name__}") from None
+    if not items:
+        raise ValueError("track_gen: tracks is empty; give one track per env or one shared by every env")
+    return [as_points(t, f"tracks[{i}]") for i, t in enumerate(items)]
+
+
+def status_bits() -> dict:
+    """The bits of ``tracks.status`` by name (C++ ``status.hpp``): ``valid``, ``fallback``,
+    ``user_track``, ``far_from_origin``, the ``fail_*`` reasons, ... Test one with
+    ``(course.tracks.status & bits["valid"]) != 0``."""
+    from . import _extension  # noqa: PLC0415 - loads torch and the extension
+    return dict(_extension().status_bits())
+
+
 def _progress_field(name: str, doc: str) -> property:
     """A read-only shortcut to one of the progress tensors."""
     return property(lambda self: getattr(self._progress, name), doc=doc)
@@ -89,7 +128,8 @@ class Course:
     graphs of one course concurrently (they share its state).
     """
 
-    def __init__(self, params: TrackParams, checkpoint_spacing: float = 0.6):
+    def __init__(self, params: TrackParams, checkpoint_spacing: float = 0.6, tracks=None,
+                 kind: str = "control_points", recentre: bool = False):
         """Allocates the course and generates every env's track (episode 0) on torch's current
         stream of ``params.device``.
 
@@ -97,9 +137,12 @@ class Course:
             params: a :class:`~track_gen.pipeline.presets.TrackParams` (``presets.track(...)``).
             checkpoint_spacing: gate spacing [m], in [0.001, 1e6] (docs/parameters.md): each track
                 gets floor(L / spacing) gates.
+            tracks: ``None`` (random tracks) or user tracks, see :meth:`from_tracks`.
+            kind, recentre: how ``tracks`` are read, see :meth:`from_tracks`.
         Raises:
             TypeError: ``params`` is not a TrackParams.
-            ValueError: a parameter out of range (the message names it and its range).
+            ValueError: a parameter out of range (the message names it and its range), or bad
+                ``tracks`` / ``kind``.
             track_gen.exec.errors.CaptureError: the stream is capturing (construction allocates).
         """
         if not isinstance(params, TrackParams):
@@ -107,10 +150,15 @@ class Course:
                             f"(presets.track(...)), got {type(params).__name__}")
         if isinstance(checkpoint_spacing, bool) or not isinstance(checkpoint_spacing, (int, float)):
             raise TypeError(f"checkpoint_spacing must be a number [m], got {checkpoint_spacing!r}")
+        if kind not in ("control_points", "centreline"):
+            raise ValueError(f"track_gen: kind must be 'control_points' or 'centreline', got {kind!r}")
+        if not isinstance(recentre, bool):
+            raise TypeError(f"recentre must be a bool, got {type(recentre).__name__} {recentre!r}")
+        user = [] if tracks is None else _user_points(tracks)
         from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
         self.params = params  #: the TrackParams it was built from
         self._impl = _extension().Course(params.preset, params.num_envs, dict(params.overrides),
-                                         float(checkpoint_spacing), params.device_index)
+                                         float(checkpoint_spacing), params.device_index, user, kind, recentre)
         #: environments E, samples per track N, gate slots per track G, gate spacing [m], device
         self.num_envs = int(self._impl.num_envs)
         self.num_samples = int(self._impl.num_samples)
@@ -129,6 +177,33 @@ class Course:
         centripetal Catmull-Rom spline, arc-length resampling, frames, gates, validation with
         retries and a fallback ellipse) built from ``params``. See ``__init__``."""
         return cls(params, checkpoint_spacing)
+
+    @classmethod
+    def from_tracks(cls, params: TrackParams, tracks, kind: str = "control_points", recentre: bool = False,
+                    checkpoint_spacing: float = 0.6) -> "Course":
+        """A course of your own closed tracks (a real circuit) instead of random ones: C++
+        ``user_tracks``. They go through the ``track`` pipeline's shared tail (spline for control
+        points, resampling to ``params`` num_samples, frames, gates, validation); a track that
+        fails validation is kept and flagged (``tracks.status`` lacks ``valid``).
+
+        Args:
+            tracks: one closed track per env, or one shared by every env: a sequence of ``[P, 2]``
+                or ``[P, 3]`` array-likes (lists, NumPy arrays, tensors on any device) [m], or one
+                such array for a single shared track. z = 0 when two columns are given. The first
+                point need not be repeated at the end; see docs/parameters.md for the limits.
+            kind: ``"control_points"`` (a closed centripetal Catmull-Rom spline passes through
+                them) or ``"centreline"`` (the polyline is the centreline).
+            recentre: move each track to a frame centred on it (origin: the mean of its points
+                rounded to whole metres, exact in float32) and report that origin in
+                ``tracks.origin`` ``[E, 3]``; bind positions in that frame (yours minus
+                ``tracks.origin``). Use it for circuits far from the origin (map or UTM
+                coordinates): beyond 8192 m float32 resolves less than 1 mm and a track not
+                re-centred there gets the ``far_from_origin`` status bit (``status_bits()``).
+        Raises:
+            ValueError: a track of the wrong shape, non-finite points, too few or too many
+                points, a wrong number of tracks (the message names ``tracks[i]``).
+        """
+        return cls(params, checkpoint_spacing, tracks=tracks, kind=kind, recentre=recentre)
 
     # ---- inputs and calls ---------------------------------------------------------------------
 

@@ -141,7 +141,7 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b, std::size_t be
 
 /// Whether env `ea` of `a` and env `eb` of `b` hold the same bytes: every sample array, the
 /// gates in use (the first num_gates; slots beyond are never written), length, gate count,
-/// status and episode. On a difference, `why` names the first differing array.
+/// status, episode and origin. On a difference, `why` names the first differing array.
 inline bool same_env(const track_gen::track_snapshot& a, int ea, const track_gen::track_snapshot& b, int eb,
                      std::string* why = nullptr) {
   auto fail = [why](const char* what) {
@@ -163,6 +163,7 @@ inline bool same_env(const track_gen::track_snapshot& a, int ea, const track_gen
   if (a.num_gates[ua] != b.num_gates[ub]) return fail("num_gates");
   if (a.status[ua] != b.status[ub]) return fail("status");
   if (a.episode[ua] != b.episode[ub]) return fail("episode");
+  if (std::memcmp(&a.origin[ua], &b.origin[ub], sizeof(float3)) != 0) return fail("origin");
   const std::size_t g = static_cast<std::size_t>(a.num_gates[ua]);
   if (g > static_cast<std::size_t>(a.max_gates) || g > static_cast<std::size_t>(b.max_gates)) return fail("num_gates > max_gates");
   const std::size_t ga = a.gate_index(ea, 0), gb = b.gate_index(eb, 0);

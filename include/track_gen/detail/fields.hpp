@@ -31,7 +31,8 @@
   X(length, float, env, "centreline length L [m]")                                                                    \
   X(num_gates, int, env, "gates in use G = floor(L / spacing), in [1, G_max]")                                        \
   X(status, std::uint32_t, env, "status bits (status.hpp)")                                                           \
-  X(episode, std::uint32_t, env, "episode counter")
+  X(episode, std::uint32_t, env, "episode counter")                                                                  \
+  X(origin, float3, env, "where the env's track frame lies in the user's frame [m]: nonzero for re-centred user tracks")
 
 #define TRACK_GEN_PROGRESS_FIELDS(X)                                                                                   \
   X(next_gate, int, env, "index of the next gate to pass, in [0, G)")                                                 \

@@ -8,6 +8,7 @@
 #include <track_gen/detail/param_ranges.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
+#include <track_gen/status.hpp>
 #include <track_gen/user_tracks.hpp>
 
 #include <algorithm>
@@ -256,9 +257,38 @@ inline track_source user_track_source(user_tracks::kind type) {
 struct sanitized_tracks {
   std::vector<float3> points;
   std::vector<int> offsets{0};
+  std::vector<user_frame> frames;  ///< one per track
   int max_count = 0;
   float max_polyline_length = 0.0f;
 };
+
+/// With `recentre`, moves `points` by the mean of the points rounded to whole metres (every such
+/// value up to max_position is a float32 exactly, so `origin + point` gives back the input up to
+/// one rounding of the difference); flags a track that keeps a coordinate beyond
+/// precise_position. Returns the origin used and the status bits.
+inline user_frame place(std::vector<float3>& points, bool recentre) {
+  user_frame frame{float3{0.0f, 0.0f, 0.0f}, 0u};
+  if (recentre && !points.empty()) {
+    double sum[3] = {0.0, 0.0, 0.0};
+    for (const float3& p : points) {
+      sum[0] += p.x;
+      sum[1] += p.y;
+      sum[2] += p.z;
+    }
+    const double n = static_cast<double>(points.size());
+    const double o[3] = {std::round(sum[0] / n), std::round(sum[1] / n), std::round(sum[2] / n)};
+    for (float3& p : points) {
+      p = float3{static_cast<float>(static_cast<double>(p.x) - o[0]), static_cast<float>(static_cast<double>(p.y) - o[1]),
+                 static_cast<float>(static_cast<double>(p.z) - o[2])};
+    }
+    frame.origin = float3{static_cast<float>(o[0]), static_cast<float>(o[1]), static_cast<float>(o[2])};
+  }
+  for (const float3& p : points) {
+    const double m = std::fmax(std::fabs(p.x), std::fmax(std::fabs(p.y), std::fabs(p.z)));
+    if (m > precise_position) frame.status |= status::far_from_origin;
+  }
+  return frame;
+}
 
 /// Drops non-repeating duplicates (consecutive points, cyclically, closer than 1e-6 of the
 /// track's extent, so a list that repeats its first point at the end is closed once), checks
@@ -306,6 +336,7 @@ inline sanitized_tracks sanitize(const user_tracks& in, int num_envs) {
                   " distinct points; at most " + bound_text(r, r.max) + " are supported (" + r.name + ": " + r.reason +
                   "); resample the track");
     }
+    out.frames.push_back(place(kept, in.recentre));
     float len = 0.0f;
     for (std::size_t i = 0; i < kept.size(); ++i) len += length(kept[(i + 1) % kept.size()] - kept[i]);
     out.max_polyline_length = std::fmax(out.max_polyline_length, len);

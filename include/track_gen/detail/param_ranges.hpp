@@ -78,6 +78,12 @@ inline constexpr double max_length = 1e6;
 /// segment 0, issue 17).
 inline constexpr double max_position = 1e7;
 
+/// The largest coordinate magnitude at which float32 still resolves 1 mm [m]: the spacing of
+/// binary32 values (24-bit significand, IEEE 754-2008 §3.4) is 2^(e - 23) in [2^e, 2^(e+1)), so
+/// 2^-11 m (0.49 mm) below 8192 m and 2^-10 m (0.98 mm) up to 16384 m, 7.8 mm at 1e5 m. A user
+/// track with a point beyond it gets status::far_from_origin (user_tracks::recentre removes it).
+inline constexpr double precise_position = 8192.0;
+
 /// The shared memory one block may opt into on sm_80 and sm_90 (the H200): 227 KiB (NVIDIA's
 /// Ampere and Hopper tuning guides). A track's scratch arrays live there on the GPU.
 inline constexpr double block_shared_bytes = 232448;
@@ -220,7 +226,15 @@ struct param_rule {
 };
 
 /// Index of each rule in `param_rules`.
-enum class rule : int { iterations_per_window_even, env_offset, user_tracks_type, user_tracks_count, user_track_points, env_variant };
+enum class rule : int {
+  iterations_per_window_even,
+  env_offset,
+  user_tracks_type,
+  user_tracks_count,
+  user_track_points,
+  user_track_far,
+  env_variant
+};
 
 // clang-format off
 inline constexpr param_rule param_rules[] = {
@@ -235,6 +249,9 @@ inline constexpr param_rule param_rules[] = {
   {"user_tracks.tracks[t]", "finite points; at least 4 distinct points (control_points) or 3 (centreline), and at "
    "most 16384 (points per user track), after merging consecutive points closer than 1e-6 of the track's extent",
    "a closed Catmull-Rom spline needs 4 points, a closed polyline 3"},
+  {"user_tracks.recentre", "false: a track with a point beyond 8192 m (precise_position) on some axis gets "
+   "status::far_from_origin; true: the track moves by its mean rounded to whole metres, reported as the env's origin",
+   "float32 resolves less than 1 mm beyond 8192 m (7.8 mm at 1e5 m): the frames and the lateral offset lose it"},
   {"track_variants.env_variant[e]", "in [0, variants.size() - 1]; variants not empty; num_envs entries",
    "env e generates with variants[env_variant[e]]"},
 };

@@ -10,6 +10,7 @@
 #include <track_gen/grid_scope.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/status.hpp>
+#include <track_gen/user_tracks.hpp>
 
 #include <cstdint>
 
@@ -32,6 +33,7 @@ struct generate_args {
   bool advance;               ///< next episode (a new track) instead of rebuilding the same one
   const float3* user_points;  ///< user tracks, concatenated (null: random tracks)
   const int* user_offsets;    ///< [num_user_tracks + 1]
+  const user_frame* user_frames;  ///< [num_user_tracks]: origin and status bits of each
   int num_user_tracks;        ///< 0, 1 (shared by every env) or E
   track_source user_source;   ///< control_points or centreline
   const track_params* variants;     ///< per-env parameter sets (null: `params` for every env)
@@ -99,7 +101,6 @@ template <class Pipeline, class Ctx, class Hook>
 TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e) {
   // Stage parameters: the env's variant; batch-wide fields always come from a.params.
   const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
-  const int n = a.params.num_samples;
   const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
   init_workspace(ws, a, e, episode);
   bool grid = false;
@@ -110,8 +111,11 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
 
   std::uint32_t st = 0;
   int attempts = 1;
+  float3 origin = f3(0.0f, 0.0f, 0.0f);
   if (a.num_user_tracks > 0) {
     const int t = a.num_user_tracks == 1 ? 0 : e;
+    origin = a.user_frames[t].origin;
+    st |= a.user_frames[t].status;
     const int begin = a.user_offsets[t];
     const int count = a.user_offsets[t + 1] - begin;
     float3* dst = a.user_source == track_source::centreline ? ws.dense : ws.control;
@@ -154,6 +158,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
     a.tracks.num_gates[e] = ws.num_gates;
     a.tracks.status[e] = st;
     a.tracks.episode[e] = episode;
+    a.tracks.origin[e] = origin;
     a.on_rebuilt(e, ws.num_gates);
     if constexpr (Pipeline::has_grid) {
       // The grid stage takes a random track that passed (not the fallback).
@@ -177,7 +182,6 @@ TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args<H
   const bool moved = a.grid.moved[e] != 0;
   if (moved) {
     const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
-    const int n = a.params.num_samples;
     const std::uint32_t before = a.tracks.status[e];
     init_workspace(ws, a, e, a.tracks.episode[e]);
     const int count = a.grid.count[e];

@@ -60,6 +60,7 @@ generator<Pipeline, Policy, OnRebuilt>::generator(detail::generator_inputs input
   a.advance = false;
   a.user_points = nullptr;
   a.user_offsets = nullptr;
+  a.user_frames = nullptr;
   a.num_user_tracks = 0;
   a.user_source = detail::track_source::random;
   a.variants = nullptr;
@@ -79,7 +80,10 @@ generator<Pipeline, Policy, OnRebuilt>::generator(detail::generator_inputs input
     ops::copy_from_host(base + plan.user_points, user.points.data(), user.points.size() * sizeof(float3), stream);
     ops::copy_from_host(base + plan.user_offsets, user.offsets.data(), user.offsets.size() * sizeof(int), stream);
     a.user_points = reinterpret_cast<const float3*>(base + plan.user_points);
+    ops::copy_from_host(base + plan.user_frames, user.frames.data(), user.frames.size() * sizeof(detail::user_frame),
+                        stream);
     a.user_offsets = reinterpret_cast<const int*>(base + plan.user_offsets);
+    a.user_frames = reinterpret_cast<const detail::user_frame*>(base + plan.user_frames);
     a.num_user_tracks = static_cast<int>(user.offsets.size()) - 1;
     a.user_source = detail::user_track_source(inputs_.user_kind);
   }

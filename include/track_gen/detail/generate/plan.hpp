@@ -32,7 +32,7 @@ struct generator_plan {
   std::size_t env_count = 0;     ///< int: how many envs the mask selected
   std::size_t env_next = 0;      ///< int: the list kernel's work counter
   std::size_t env_list = 0;      ///< int [E]: the selected envs, in env order
-  std::size_t user_points = 0, user_offsets = 0, variants = 0, env_variant = 0;
+  std::size_t user_points = 0, user_offsets = 0, user_frames = 0, variants = 0, env_variant = 0;
   /// Temporary storage of the mask compaction (backend::cuda: cub::DeviceSelect; 0 on the host).
   std::size_t select_temp = 0, select_temp_bytes = 0;
   /// Grid-scope stage arrays (pipelines with one; size 0 otherwise).
@@ -91,6 +91,7 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
   plan.env_list = take(envs * sizeof(int));
   plan.user_points = take(user != nullptr ? user->points.size() * sizeof(float3) : 0);
   plan.user_offsets = take(user != nullptr ? user->offsets.size() * sizeof(int) : 0);
+  plan.user_frames = take(user != nullptr ? user->frames.size() * sizeof(user_frame) : 0);
   plan.variants = take(sets.size() * sizeof(track_params));
   plan.env_variant = take(sets.empty() ? 0 : envs * sizeof(std::int32_t));
   if (grid) {

@@ -91,7 +91,7 @@ struct frames {
   static constexpr std::uint32_t stage_id = 5;
 
   template <class Ctx>
-  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& /*params*/) {
     using namespace detail;
     const int n = ws.num_samples;
     float worst = 0.0f;
