@@ -2,7 +2,9 @@
 /// Replay time of a whole simulation step recorded as one CUDA graph, per configuration: E
 /// environments (--envs, default 4096 and 1,048,576), the skip policy of the course
 /// (skip::conditional, skip::unconditional; capture::global, default ownership), and the
-/// fraction of envs whose episode ended (--fractions, default 0, 0.001, 0.01, 1).
+/// fraction of envs whose episode ended (--fractions, default 0, 0.001, 0.01, 1), or their
+/// number (--done-counts, e.g. 1,4: the operating point of an RL run, a few episodes ending per
+/// step; a count above E is left out at that E).
 ///
 /// Method: for each (E, skip policy) one course (preset track) is constructed on a dedicated
 /// non-blocking stream, and the graphs of that course are captured and instantiated before any
@@ -21,7 +23,10 @@
 ///
 /// A row: one graph of one (E, skip policy, done fraction). Median, p10, p90, min and max are
 /// taken over the individually timed replays (percentiles interpolated linearly between the
-/// closest ranks), in ms; the ratio is the row's median over the baseline median of that E.
+/// closest ranks), in ms; the ratio is the row's median over the baseline median of that E, and
+/// "over baseline" the difference of the two medians in microseconds (what regenerate(mask) adds
+/// to the physics + step graph). --label names the run in the JSON (scripts/perf-report puts the
+/// "operating_point" run in its own section).
 /// Prints a markdown table and, with --json PATH, the same rows as JSON.
 
 #include <track_gen/graph.hpp>
@@ -120,6 +125,8 @@ using track_gen_bench::summarise;
 struct options : track_gen_bench::common_options {
   std::vector<long> envs = {4096L, 1048576L};
   std::vector<double> fractions = {0.0, 0.001, 0.01, 1.0};
+  std::vector<long> done_counts;  // absolute numbers of done envs, after the fractions
+  std::string label = "replay";
   int replays = 1000;
   int all_done_replays = 0;  // replays of the fraction-1 graphs; 0: `replays`
   int warmup = 20;
@@ -133,6 +140,7 @@ struct row {
   int replays = 0;       // timed replays of this row
   stats ms{};
   double ratio = 0;
+  double over_baseline_us = 0;
 };
 
 /// Captures the physics kernel, course.step and, unless `mask` is null, course.regenerate(mask,
@@ -169,9 +177,8 @@ stats time_replays(const tg::graph_exec& exec, int warmup, int replays, cudaStre
   return summarise(std::move(ms));
 }
 
-/// Exactly round(fraction * envs) ones, at envs floor(i * envs / count): evenly spread, distinct.
-std::vector<std::int32_t> make_mask(int envs, double fraction, long& count) {
-  count = std::lround(fraction * static_cast<double>(envs));
+/// Exactly `count` ones, at envs floor(i * envs / count): evenly spread, distinct.
+std::vector<std::int32_t> make_mask(int envs, long count) {
   std::vector<std::int32_t> mask(static_cast<std::size_t>(envs), 0);
   for (long i = 0; i < count; ++i) mask[static_cast<std::size_t>(i * static_cast<long long>(envs) / count)] = 1;
   return mask;
@@ -203,10 +210,22 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     start_agents<<<grid_for(envs), block_threads, 0, stream>>>(course.view(), arc.get());
     BENCH_CUDA(cudaGetLastError());
 
+    // The done counts: round(fraction * E) for each fraction, then each --done-counts entry <= E.
+    // A row's fraction is the one asked for (--fractions) or count / E (--done-counts).
+    std::vector<long> done;
+    std::vector<double> fraction;
+    for (double f : o.fractions) {
+      done.push_back(std::lround(f * static_cast<double>(envs)));
+      fraction.push_back(f);
+    }
+    for (long c : o.done_counts) {
+      if (c > envs) continue;
+      done.push_back(c);
+      fraction.push_back(static_cast<double>(c) / envs);
+    }
     std::vector<device_buffer<std::int32_t>> masks;
-    std::vector<long> done(o.fractions.size());
-    for (std::size_t i = 0; i < o.fractions.size(); ++i) {
-      const std::vector<std::int32_t> host = make_mask(envs, o.fractions[i], done[i]);
+    for (std::size_t i = 0; i < done.size(); ++i) {
+      const std::vector<std::int32_t> host = make_mask(envs, done[i]);
       masks.emplace_back(n);
       BENCH_CUDA(cudaMemcpyAsync(masks.back().get(), host.data(), n * sizeof(std::int32_t), cudaMemcpyHostToDevice,
                                  stream));
@@ -239,7 +258,7 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
       row r;
       r.envs = envs;
       r.skip = skip_name<Skip>();
-      r.fraction = o.fractions[i];
+      r.fraction = fraction[i];
       r.done = done[i];
       const bool all_done = done[i] == envs && o.all_done_replays > 0;
       r.replays = all_done ? o.all_done_replays : o.replays;
@@ -273,6 +292,12 @@ int parse(int argc, char** argv, options& o) {
   app.add_option("--fractions", o.fractions, "fractions of the envs done (regenerated) in each replay, one graph each")
       ->delimiter(',')
       ->check(in_range(0.0, 1.0));
+  app.add_option("--done-counts", o.done_counts,
+                 "numbers of done envs, one graph each after the fractions' (a count above E is left out at that E)")
+      ->delimiter(',')
+      ->check(in_range(0L, long{INT_MAX}));
+  app.add_option("--label", o.label, "name of the run in the JSON document")->check(CLI::Validator(
+      [](std::string& l) { return l.empty() ? std::string("empty label") : std::string(); }, ""));
   app.add_option("--replays", o.replays, "timed replays per graph")->check(at_least(1000));
   app.add_option("--all-done-replays", o.all_done_replays,
                  "timed replays of the graphs in which every env is done, after at most 3 warm-up replays")
@@ -283,23 +308,24 @@ int parse(int argc, char** argv, options& o) {
 
 void print_table(const std::vector<row>& rows) {
   std::printf("| E | skip policy | done fraction | done envs | replays | median ms | p10 ms | p90 ms | min ms | "
-              "max ms | median / baseline |\n");
-  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "max ms | median / baseline | over baseline us |\n");
+  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
     const std::string fraction = r.fraction < 0 ? std::string("- (no regenerate)") : [&] {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%g", r.fraction);
       return std::string(buf);
     }();
-    std::printf("| %d | %s | %s | %ld | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |\n", r.envs,
+    std::printf("| %d | %s | %s | %ld | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f | %.1f |\n", r.envs,
                 r.skip.c_str(), fraction.c_str(), r.done, r.replays, r.ms.median, r.ms.p10,
-                r.ms.p90, r.ms.min, r.ms.max, r.ratio);
+                r.ms.p90, r.ms.min, r.ms.max, r.ratio, r.over_baseline_us);
   }
 }
 
 json document(const std::vector<row>& rows, const std::string& device, const std::string& command,
               const options& o) {
   json doc = track_gen_bench::document(nullptr, device, command);
+  doc["label"] = o.label;
   doc["replays"] = o.replays;
   doc["warmup"] = o.warmup;
   doc["all_done_replays"] = o.all_done_replays > 0 ? o.all_done_replays : o.replays;
@@ -315,7 +341,8 @@ json document(const std::vector<row>& rows, const std::string& device, const std
                    {"done_envs", r.done},
                    {"replays", r.replays},
                    {"ms", track_gen_bench::summary_json(r.ms, "")},
-                   {"median_over_baseline", number(r.ratio, "%.6f")}});
+                   {"median_over_baseline", number(r.ratio, "%.6f")},
+                   {"over_baseline_us", number(r.over_baseline_us, "%.4f")}});
   }
   return doc;
 }
@@ -359,7 +386,10 @@ int main(int argc, char** argv) {
         run_course<tg::skip::conditional>(envs, /*with_baseline=*/true, o, stream, ev, rows);
         run_course<tg::skip::unconditional>(envs, /*with_baseline=*/false, o, stream, ev, rows);
         const double base = rows[first].ms.median;  // the baseline row comes first
-        for (std::size_t i = first; i < rows.size(); ++i) rows[i].ratio = rows[i].ms.median / base;
+        for (std::size_t i = first; i < rows.size(); ++i) {
+          rows[i].ratio = rows[i].ms.median / base;
+          rows[i].over_baseline_us = (rows[i].ms.median - base) * 1e3;
+        }
       }
     }
 
