@@ -32,7 +32,8 @@ inline constexpr std::uint32_t relaxed = 1u << 17;
 /// A grid-scope stage moved the track but the result failed validation: the stored track is
 /// the one before the stage (rebuilt from the same random streams), still valid.
 inline constexpr std::uint32_t relax_rejected = 1u << 18;
-/// A user track has a point farther than 8192 m from its frame's origin on some axis
+/// A user track has a given point (control point or centreline vertex) farther than 8192 m
+/// from its frame's origin on some axis
 /// (detail::precise_position), where float32 positions are coarser than 1 mm and the
 /// projection's lateral offset loses precision; `user_tracks::recentre = true` re-centres it.
 /// A warning: the track is built and tracked as usual.

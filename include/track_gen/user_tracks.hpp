@@ -31,8 +31,9 @@ struct user_tracks {
   /// that frame (subtract the env's `origin` field from your positions), which keeps 0.5 mm
   /// resolution for any circuit up to 8 km across wherever it lies (a circuit in UTM
   /// coordinates, 1e5 to 1e6 m from the origin: float32 spacing 7.8 to 62 mm). Off (false): the
-  /// tracks stay where they are, `origin` is zero, and a track with a point beyond 8192 m of the
-  /// origin on some axis gets status::far_from_origin.
+  /// tracks stay where they are, `origin` is zero, and a track with a given point beyond 8192 m
+  /// of the origin on some axis gets status::far_from_origin (the points given are checked, not
+  /// the spline through them, which may bulge a little beyond).
   bool recentre = false;
 };
 

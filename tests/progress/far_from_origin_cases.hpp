@@ -144,6 +144,16 @@ TEST_CASE_TEMPLATE_DEFINE("far_from_origin is set from 8192 m on, and recentre r
   const tg::track_snapshot q = sq.tracks();
   CHECK(same_float3(q.origin[0], v3(100001.0, -2.0, 1.0)));
   CHECK_FALSE(has(q.status[0], tg::status::far_from_origin));
+
+  // A mean in (-0.5, 0) rounds to -0.0; the origin reported is +0, bit for bit, as without
+  // recentre (found by a fresh tester: origin (0, -0, -0)).
+  tg::user_tracks near = centreline({moved(s, 0.25, -0.25, -0.125)});
+  const tg::track_snapshot plain_near = rig<Policy>(user_track_params(1), 10.0f, near).tracks();
+  near.recentre = true;
+  const tg::track_snapshot re_near = rig<Policy>(user_track_params(1), 10.0f, near).tracks();
+  CHECK(same_float3(re_near.origin[0], v3(0, 0, 0)));
+  CHECK(same_float3(plain_near.origin[0], v3(0, 0, 0)));
+  CHECK(std::memcmp(re_near.position.data(), plain_near.position.data(), re_near.position.size() * sizeof(float3)) == 0);
 }
 
 }  // namespace progress_test

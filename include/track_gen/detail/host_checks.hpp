@@ -265,7 +265,8 @@ struct sanitized_tracks {
 /// With `recentre`, moves `points` by the mean of the points rounded to whole metres (every such
 /// value up to max_position is a float32 exactly, so `origin + point` gives back the input up to
 /// one rounding of the difference); flags a track that keeps a coordinate beyond
-/// precise_position. Returns the origin used and the status bits.
+/// precise_position (the points given: a spline through control points may bulge a little
+/// beyond them). Returns the origin used and the status bits.
 inline user_frame place(std::vector<float3>& points, bool recentre) {
   user_frame frame{float3{0.0f, 0.0f, 0.0f}, 0u};
   if (recentre && !points.empty()) {
@@ -276,7 +277,8 @@ inline user_frame place(std::vector<float3>& points, bool recentre) {
       sum[2] += p.z;
     }
     const double n = static_cast<double>(points.size());
-    const double o[3] = {std::round(sum[0] / n), std::round(sum[1] / n), std::round(sum[2] / n)};
+    // + 0.0: a mean in (-0.5, 0) rounds to -0.0, reported as +0 like a track not re-centred.
+    const double o[3] = {std::round(sum[0] / n) + 0.0, std::round(sum[1] / n) + 0.0, std::round(sum[2] / n) + 0.0};
     for (float3& p : points) {
       p = float3{static_cast<float>(static_cast<double>(p.x) - o[0]), static_cast<float>(static_cast<double>(p.y) - o[1]),
                  static_cast<float>(static_cast<double>(p.z) - o[2])};

@@ -249,7 +249,7 @@ inline constexpr param_rule param_rules[] = {
   {"user_tracks.tracks[t]", "finite points; at least 4 distinct points (control_points) or 3 (centreline), and at "
    "most 16384 (points per user track), after merging consecutive points closer than 1e-6 of the track's extent",
    "a closed Catmull-Rom spline needs 4 points, a closed polyline 3"},
-  {"user_tracks.recentre", "false: a track with a point beyond 8192 m (precise_position) on some axis gets "
+  {"user_tracks.recentre", "false: a track with a given point beyond 8192 m (precise_position) on some axis gets "
    "status::far_from_origin; true: the track moves by its mean rounded to whole metres, reported as the env's origin",
    "float32 resolves less than 1 mm beyond 8192 m (7.8 mm at 1e5 m): the frames and the lateral offset lose it"},
   {"track_variants.env_variant[e]", "in [0, variants.size() - 1]; variants not empty; num_envs entries",
