@@ -17,6 +17,7 @@
 #include <track_gen/progress_tracker.hpp>
 #include <track_gen/random.hpp>
 #include <track_gen/shard.hpp>
+#include <track_gen/speed_profile.hpp>
 #include <track_gen/snapshot.hpp>
 #include <track_gen/stages.hpp>
 #include <track_gen/status.hpp>

@@ -1,0 +1,4 @@
+// speed_profile on the CUDA backend, in a kernel (test bodies: speed_profile_cases.hpp).
+#include "speed_profile_cases.hpp"
+
+TEST_CASE_TEMPLATE_APPLY(progress_test::speed_profile_cases, std::tuple<track_gen::cuda_policy>);
