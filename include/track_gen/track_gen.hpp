@@ -15,6 +15,7 @@
 #include <track_gen/policy.hpp>
 #include <track_gen/presets.hpp>
 #include <track_gen/progress_tracker.hpp>
+#include <track_gen/props.hpp>
 #include <track_gen/random.hpp>
 #include <track_gen/shard.hpp>
 #include <track_gen/speed_profile.hpp>
