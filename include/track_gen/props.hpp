@@ -36,17 +36,17 @@ TRACK_GEN_HD inline int prop_count(float border_length, float spacing) {
   return count < 3 ? 3 : count;
 }
 
+/// Sample k of the road edge `side`.
+TRACK_GEN_HD inline float3 border_point(const track_ref& t, border_side side, int k) {
+  return side == border_side::left ? t.border_left(k) : t.border_right(k);
+}
+
 /// Length [m] of the closed polyline through the border samples of `side`.
 TRACK_GEN_HD inline float border_length(const track_ref& t, border_side side) {
   using namespace detail;
   const int n = t.num_samples();
   float total = 0.0f;
-  for (int k = 0; k < n; ++k) {
-    const int next = k + 1 == n ? 0 : k + 1;
-    const float3 a = side == border_side::left ? t.border_left(k) : t.border_right(k);
-    const float3 b = side == border_side::left ? t.border_left(next) : t.border_right(next);
-    total += length(b - a);
-  }
+  for (int k = 0; k < n; ++k) total += length(border_point(t, side, k + 1 == n ? 0 : k + 1) - border_point(t, side, k));
   return total;
 }
 
@@ -61,10 +61,9 @@ TRACK_GEN_HD inline int border_cones(const track_ref& t, border_side side, float
   const float total = border_length(t, side);
   const int count = prop_count(total, spacing);
   const float step = total / static_cast<float>(count);
-  auto point = [&](int k) { return side == border_side::left ? t.border_left(k) : t.border_right(k); };
   int k = 0;             // segment k -> k + 1 holds the next cone
   float start = 0.0f;    // arc length of sample k along the border
-  float3 a = point(0), b = point(n > 1 ? 1 : 0);
+  float3 a = border_point(t, side, 0), b = border_point(t, side, n > 1 ? 1 : 0);
   float seg = length(b - a);
   for (int i = 0; i < count && i < capacity; ++i) {
     const float s = static_cast<float>(i) * step;
@@ -72,7 +71,7 @@ TRACK_GEN_HD inline int border_cones(const track_ref& t, border_side side, float
       start += seg;
       ++k;
       a = b;
-      b = point(k + 1 == n ? 0 : k + 1);
+      b = border_point(t, side, k + 1 == n ? 0 : k + 1);
       seg = length(b - a);
     }
     const float f = seg > 0.0f ? min_f((s - start) / seg, 1.0f) : 0.0f;

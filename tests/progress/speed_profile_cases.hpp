@@ -46,24 +46,21 @@ std::vector<float> speed_profiles(rig<Policy>& r, const tg::speed_limits& limits
 /// library composed the same way, evaluated over every pair instead of one sweep).
 inline std::vector<double> brute_force_profile(const std::vector<double>& vlim, double ds, double acc, double brake) {
   const std::size_t n = vlim.size();
-  std::vector<double> f(n), out(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    double best = vlim[k];
-    for (std::size_t j = 0; j < n; ++j) {
-      const double d = static_cast<double>((k + n - j) % n) * ds;  // from j forward to k
-      best = std::min(best, std::sqrt(vlim[j] * vlim[j] + 2.0 * acc * d));
+  // Every sample k under the cone of every sample j, at `a` per metre of the loop from j to k
+  // (forward: j before k; backward: j after k).
+  auto cones = [&](const std::vector<double>& v, double a, bool forward) {
+    std::vector<double> out(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      double best = v[k];
+      for (std::size_t j = 0; j < n; ++j) {
+        const double d = static_cast<double>((forward ? k + n - j : j + n - k) % n) * ds;
+        best = std::min(best, std::sqrt(v[j] * v[j] + 2.0 * a * d));
+      }
+      out[k] = best;
     }
-    f[k] = best;
-  }
-  for (std::size_t k = 0; k < n; ++k) {
-    double best = f[k];
-    for (std::size_t j = 0; j < n; ++j) {
-      const double d = static_cast<double>((j + n - k) % n) * ds;  // from k forward to j
-      best = std::min(best, std::sqrt(f[j] * f[j] + 2.0 * brake * d));
-    }
-    out[k] = best;
-  }
-  return out;
+    return out;
+  };
+  return cones(cones(vlim, acc, true), brake, false);
 }
 
 TEST_CASE_TEMPLATE_DEFINE("speed_profile: circle, stadium in closed form, brute-force cones, constraints", Policy,

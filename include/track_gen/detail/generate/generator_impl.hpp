@@ -79,9 +79,9 @@ generator<Pipeline, Policy, OnRebuilt>::generator(detail::generator_inputs input
     const detail::sanitized_tracks& user = inputs_.user;
     ops::copy_from_host(base + plan.user_points, user.points.data(), user.points.size() * sizeof(float3), stream);
     ops::copy_from_host(base + plan.user_offsets, user.offsets.data(), user.offsets.size() * sizeof(int), stream);
-    a.user_points = reinterpret_cast<const float3*>(base + plan.user_points);
     ops::copy_from_host(base + plan.user_frames, user.frames.data(), user.frames.size() * sizeof(detail::user_frame),
                         stream);
+    a.user_points = reinterpret_cast<const float3*>(base + plan.user_points);
     a.user_offsets = reinterpret_cast<const int*>(base + plan.user_offsets);
     a.user_frames = reinterpret_cast<const detail::user_frame*>(base + plan.user_frames);
     a.num_user_tracks = static_cast<int>(user.offsets.size()) - 1;

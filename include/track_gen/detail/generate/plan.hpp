@@ -134,6 +134,14 @@ inline double track_operations(const track_params& p, double dense, bool random,
   return repulsive + shape + relax;
 }
 
+/// The dense samples one track of `p` evaluates at most: M x samples_per_segment (M at least the
+/// fallback's control points) for random tracks, the plan's dense capacity for user tracks.
+inline double track_dense_samples(const track_params& p, const generator_plan& plan, bool random) {
+  return random ? static_cast<double>(std::max(p.polar.control_points, fallback_control_points)) *
+                      p.spline.samples_per_segment
+                : static_cast<double>(plan.scratch.dense_capacity);
+}
+
 /// The bytes of track storage per env: one env's samples and `max_gates` gates.
 inline double track_bytes_per_env(int num_samples, int max_gates) {
   using layout = soa_layout<sizeof(track_fields) / sizeof(track_fields[0])>;
@@ -149,10 +157,7 @@ inline cost_estimate estimate_cost(const track_params& params, const std::vector
   c.bytes_per_env = track_bytes_per_env(params.num_samples, plan.max_gates);
   const bool random = user == nullptr;
   auto consider = [&](const track_params& p) {
-    const double dense = random ? static_cast<double>(std::max(p.polar.control_points, fallback_control_points)) *
-                                      p.spline.samples_per_segment
-                                : static_cast<double>(plan.scratch.dense_capacity);
-    const double ops = track_operations(p, dense, random, grid);
+    const double ops = track_operations(p, track_dense_samples(p, plan, random), random, grid);
     if (ops > c.operations_per_track) {
       c.operations_per_track = ops;
       if (costliest != nullptr) *costliest = &p;
@@ -228,10 +233,8 @@ struct generator_inputs {
     const track_params* costliest = &in.params;
     const cost_estimate cost =
         estimate_cost(in.params, in.sets, in.has_user ? &in.user : nullptr, in.plan, grid, &costliest);
-    const double dense = in.has_user ? static_cast<double>(in.plan.scratch.dense_capacity)
-                                     : static_cast<double>(std::max(costliest->polar.control_points, fallback_control_points)) *
-                                           costliest->spline.samples_per_segment;
-    check_budget(cost, in.params, *costliest, !in.has_user, grid, dense);
+    check_budget(cost, in.params, *costliest, !in.has_user, grid,
+                 track_dense_samples(*costliest, in.plan, !in.has_user));
     return in;
   }
 };
