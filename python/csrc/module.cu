@@ -233,6 +233,27 @@ class py_course {
   tt::course_tensors tensors_;
 };
 
+// ---- sharding -----------------------------------------------------------------------------------
+
+/// `value` as an int for shard_of, or std::invalid_argument naming it: Python ints arrive as
+/// int64 so that a rank of -2**40 is reported as such, not wrapped into range by a narrowing cast.
+int shard_int(std::int64_t value, const char* name) {
+  if (value < INT32_MIN || value > INT32_MAX)
+    throw std::invalid_argument(std::string("track_gen: shard_of: ") + name + " = " + std::to_string(value) +
+                                ", expected a 32-bit int");
+  return static_cast<int>(value);
+}
+
+/// tg::shard_of with Python's argument types: (first, num_envs).
+py::tuple shard_tuple(std::int64_t total_envs, std::int64_t world_size, std::int64_t rank, std::int64_t base) {
+  if (base < 0 || base > static_cast<std::int64_t>(UINT32_MAX))
+    throw std::invalid_argument("track_gen: shard_of: base = " + std::to_string(base) +
+                                ", expected in [0, 4294967295] (global env ids are uint32)");
+  const tg::shard s = tg::shard_of(total_envs, shard_int(world_size, "world_size"), shard_int(rank, "rank"),
+                                   static_cast<std::uint32_t>(base));
+  return py::make_tuple(s.first, s.num_envs);
+}
+
 /// track_gen.exec.errors.CaptureError (imported at module initialisation).
 py::handle& capture_error_type() {
   static py::handle type;
@@ -344,6 +365,14 @@ PYBIND11_MODULE(_C, m) {
   }, "The status bits of tracks.status (status.hpp), by name");
   m.def("release_deferred", &tg::release_deferred,
         "Frees now the course memory that released graphs left in the deferred list (not inside a capture)");
+  m.def(
+      "shard_of",
+      [](std::int64_t total_envs, std::int64_t world_size, std::int64_t rank, std::int64_t base) {
+        return python_errors([&] { return shard_tuple(total_envs, world_size, rank, base); });
+      },
+      py::arg("total_envs"), py::arg("world_size"), py::arg("rank"), py::arg("base") = 0,
+      "(first, num_envs) of rank `rank`'s shard (track_gen::shard_of, shard.hpp); ValueError with the C++ "
+      "message on bad arguments. Host only.");
   m.def(
       "preset_params",
       [](const std::string& preset, int num_envs, const py::dict& overrides) {

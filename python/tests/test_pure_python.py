@@ -113,6 +113,27 @@ def test_presets_reject_bad_arguments_with_named_errors(kwargs, error, text):
         presets.track(**kwargs)
 
 
+def test_track_params_env_offset_is_zero_unless_overridden():
+    assert presets.track(4).env_offset == 0
+    p = presets.track(4, env_offset=7)
+    assert p.env_offset == 7 and p.replace(env_offset=9).env_offset == 9 and p.env_offset == 7
+
+
+@pytest.mark.parametrize("args, name", [
+    ((10.0, 2, 0), "total_envs"), ((10, True, 0), "world_size"), ((10, 2, "0"), "rank"), ((10, 2, 0, None), "base"),
+])
+def test_shard_of_refuses_non_ints_before_loading_the_extension(args, name):
+    import track_gen
+    with pytest.raises(TypeError, match=f"shard_of: {name} must be an int"):
+        track_gen.shard_of(*args)
+
+
+def test_shard_params_refuses_what_is_not_a_track_params():
+    import track_gen
+    with pytest.raises(TypeError, match="params must be a TrackParams"):
+        track_gen.shard_params({"num_envs": 4}, 4, 2, 0)
+
+
 def test_registration_stack_is_per_thread_and_notes_courses_once():
     reg = recording.Registration(capture_id=5, conditional=True, capture_mode=2)
     seen = []

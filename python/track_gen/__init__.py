@@ -5,12 +5,17 @@ The Python face of the C++ library (``include/track_gen``), driven from PyTorch:
     from track_gen.course import Course
     from track_gen.pipeline import presets
     import track_gen.interop.torch
+    track_gen.shard_params(params, total_envs, world_size, rank)   # one rank's envs (torchrun)
 
 Importing the package needs neither torch nor the compiled extension ``track_gen._C``: both are
 loaded at the first call that needs them (``Course.track``, ``registered``), so the pure-Python
 parts (``retain``, ``CaptureError``, argument checks) work anywhere.
 """
 __version__ = "0.1.0"
+
+from .shard import Shard, shard_of, shard_params  # noqa: E402 - pure Python; the C++ split is loaded on first call
+
+__all__ = ["Shard", "release_deferred", "shard_of", "shard_params"]
 
 
 def _extension():

@@ -39,6 +39,13 @@ class TrackParams:
     overrides: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def env_offset(self) -> int:
+        """Global id of env 0 (C++ ``track_params::env_offset``, default 0): env ``e`` of the
+        course is global env ``env_offset + e``, which keys its random streams. Set it with the
+        ``env_offset=`` override, or with :func:`track_gen.shard_params` for one rank of several."""
+        return int(self.overrides.get("env_offset", 0))
+
+    @property
     def device_index(self) -> int:
         """The CUDA device index (``"cuda"`` means device 0)."""
         m = _DEVICE.match(self.device)
