@@ -129,7 +129,8 @@ std::vector<tg::track_pose> spawn_and_drive(rig<Policy>& r, const tg::track_snap
     CHECK(p.lap_progress == pose.s);
     CHECK(p.lateral == q.lateral);
     CHECK(p.hint == pose.hint);
-    CHECK(dist3(p.last_position, pose.position.x, pose.position.y, pose.position.z) == 0.0);
+    // (The same expression evaluated in two places of a kernel: FMA contraction may differ.)
+    CHECK(dist3(p.last_position, pose.position.x, pose.position.y, pose.position.z) < 1e-5);
     CHECK(p.flags == tg::progress_flags::has_last);
     r.positions[i] = pose.position;
   }
