@@ -10,6 +10,7 @@
 #include <track_gen/env_mask.hpp>
 #include <track_gen/policy.hpp>
 #include <track_gen/snapshot.hpp>
+#include <track_gen/spawn.hpp>
 #include <track_gen/status.hpp>
 #include <track_gen/track_batch.hpp>
 #include <track_gen/track_ref.hpp>
@@ -51,12 +52,13 @@ struct progress_state {
 namespace detail {
 using progress_layout = soa_layout<sizeof(progress_fields) / sizeof(progress_fields[0])>;
 
-/// Progress state of env e at the start line: next gate 1 (0 when the track has one gate),
-/// nothing passed, no last position.
+/// Progress state of env e at the start line: next gate 1 (0 when the track has one gate), G
+/// gates to the first lap (it counts at gate 0), nothing passed, no last position.
 TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int num_gates) {
   pa.next_gate[e] = num_gates > 1 ? 1 : 0;
   pa.laps[e] = 0;
   pa.gates_passed[e] = 0;
+  pa.gates_to_lap[e] = num_gates;
   pa.lap_progress[e] = 0.0f;
   pa.lateral[e] = 0.0f;
   pa.hint[e] = 0;
@@ -129,6 +131,45 @@ class progress_tracker_ref {
 
   /// Resets env e's progress to the start line (next gate 1, nothing passed, no last position).
   TRACK_GEN_HD void reset(int e) const { detail::reset_progress(progress_, e, tracks_.arrays().num_gates[e]); }
+
+  /// Resets env e's progress as if its agent stood at arc length `s` [m] (any real: wrapped into
+  /// [0, L)), `lateral` metres left of the centreline: put the agent at
+  /// spawn_pose(track(e), s, lateral) (spawn.hpp) before its next step.
+  ///
+  /// The state: next gate and gates to the first lap from gates_after (spawn.hpp): the first
+  /// gate ahead of s is the next one, and the first lap counts at the first gate reached once a
+  /// full circuit from s is complete (at the gate at s itself when s is a gate's arc length,
+  /// G crossings later; otherwise at the first gate after s, G + 1 crossings later), never
+  /// before; later laps every G gates, at that same gate. Laps and gates passed 0; lap progress
+  /// s, lateral offset `lateral`, hint the segment of s; and, unlike reset(), a last position:
+  /// the spawn pose's. So the next step already tests the gates between the spawn point and the
+  /// agent (an agent spawned 1 cm before a gate and moving 5 cm gets it on its first step);
+  /// the agent must then be at or near that pose (moved by at most the projection window).
+  /// reset(e) is spawn(e, 0) but for the last position (reset leaves none: the first step only
+  /// initialises).
+  ///
+  /// A non-finite `s` or `lateral` resets env e to the start line (reset()) and sets
+  /// `status::invalid_input` on its track. Not thread-safe for the same e; O(log G).
+  TRACK_GEN_HD void spawn(int e, float s, float lateral = 0.0f) const {
+    using namespace detail;
+    if (!(is_finite(s) && is_finite(lateral))) {
+      reset(e);
+      tracks_.arrays().status[e] |= status::invalid_input;
+      return;
+    }
+    const track_ref tr = track(e);
+    const track_pose pose = spawn_pose(tr, s, lateral);
+    const spawn_gates g = gates_after(tr, pose.s, pose.position);
+    progress_.next_gate[e] = g.next_gate;
+    progress_.laps[e] = 0;
+    progress_.gates_passed[e] = 0;
+    progress_.gates_to_lap[e] = g.gates_to_lap;
+    progress_.lap_progress[e] = pose.s;
+    progress_.lateral[e] = lateral;
+    progress_.hint[e] = pose.hint;
+    progress_.last_position[e] = pose.position;
+    progress_.flags[e] = progress_flags::has_last;
+  }
 
   /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,
   /// lateral offset, off-track, gates passed in order (several per step allowed), laps,
@@ -215,18 +256,26 @@ class progress_tracker_ref {
       if (dot(d, d) > 1e-12f && dot(d, pr.tangent) < 0.0f) flags |= progress_flags::wrong_way;
       const int num_gates = tr.num_gates();
       int next = progress_.next_gate[e];
+      int to_lap = 0;
       int passed = 0;
-      // Gates count only in order: test the next gate, then its successor, at most G times.
+      // Gates count only in order: test the next gate, then its successor, at most G times. A
+      // lap counts when the countdown of gates to the lap ends (after a reset: at gate 0); the
+      // countdown is read and written only on steps that pass a gate.
       while (passed < num_gates && crosses_gate(tr.gate(next), a, p, gate_half_height_)) {
+        if (passed == 0) to_lap = progress_.gates_to_lap[e];
         flags |= progress_flags::gate_passed;
-        if (next == 0) {
+        if (to_lap <= 1) {
           flags |= progress_flags::lap_completed;
           progress_.laps[e] += 1;
+          to_lap = num_gates;
+        } else {
+          --to_lap;
         }
         next = next + 1 == num_gates ? 0 : next + 1;
         ++passed;
       }
       progress_.next_gate[e] = next;
+      if (passed > 0) progress_.gates_to_lap[e] = to_lap;
       progress_.gates_passed[e] += passed;
     }
     progress_.lap_progress[e] = pr.arc_length;

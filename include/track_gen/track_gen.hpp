@@ -10,6 +10,8 @@
 #include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
 #include <track_gen/generator.hpp>
+#include <track_gen/localizer.hpp>
+#include <track_gen/observations.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/pipeline.hpp>
 #include <track_gen/policy.hpp>
@@ -20,6 +22,7 @@
 #include <track_gen/shard.hpp>
 #include <track_gen/speed_profile.hpp>
 #include <track_gen/snapshot.hpp>
+#include <track_gen/spawn.hpp>
 #include <track_gen/stages.hpp>
 #include <track_gen/status.hpp>
 #include <track_gen/track_batch.hpp>

@@ -8,6 +8,10 @@
 ///   lateral offset and nearest point, so expected values never come from the library;
 /// - `arc_gate_model`: an independent model of the gate rules of DESIGN §4 for agents whose
 ///   motion is described in (unwrapped arc length, lateral offset) coordinates;
+/// - `brute_nearest`: the nearest point of a sampled polygon by brute force in double, and the
+///   tolerances of projections against curves (`sagitta`, `arc_tolerance`);
+/// - `map_on_backend`: a device function of the course's view applied to each of a list of
+///   inputs, on the backend (a host loop, or a CUDA kernel as a user would write it);
 /// - the test scale (TRACK_GEN_TEST_SCALE=small under compute-sanitizer).
 ///
 /// The test bodies are doctest templates over the policy (TEST_CASE_TEMPLATE_DEFINE in the
@@ -28,6 +32,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__CUDACC__)
@@ -157,6 +162,92 @@ struct stadium {
     return {straight + half_turn + (a - x), r - y, x, r};
   }
 };
+
+// ---------------------------------------------------------------------------------------------
+// Brute-force references and tolerances for projections on sampled polygons.
+
+/// Largest gap [m] between the sampled polygon and a curve of radius `r` sampled every `ds`
+/// metres: the sagitta ds^2 / (8 r).
+inline double sagitta(double ds, double r) { return ds * ds / (8.0 * r); }
+
+/// Tolerance [m] on the arc length of a projection, for points up to `left` metres off a
+/// centreline of length L sampled N times with turns of radius >= r: L's float32 error (~3e-5
+/// relative) + 1 mm, plus the chord effect: on a turn, the foot of a point offset by `left` on
+/// a chord lies left / r * (half a chord) away from the foot of the exact normal.
+inline double arc_tolerance(double length, int n, double r, double left) {
+  return 3e-5 * length + 1e-3 + left / r * 0.5 * length / n;
+}
+
+/// Small deterministic generator (64-bit LCG, constants of Knuth's MMIX), uniform in [0, 1).
+struct lcg {
+  std::uint64_t state;
+  double next() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);
+  }
+};
+
+/// Brute-force nearest point of the closed polygon `pts` to p, in double precision.
+struct brute_result {
+  int segment;
+  double t, distance;
+  double x, y, z;
+};
+inline brute_result brute_nearest(const std::vector<float3>& pts, std::size_t first, int n, float3 p) {
+  brute_result best{-1, 0.0, 1e300, 0, 0, 0};
+  for (int k = 0; k < n; ++k) {
+    const float3 a = pts[first + static_cast<std::size_t>(k)];
+    const float3 b = pts[first + static_cast<std::size_t>((k + 1) % n)];
+    const double abx = double(b.x) - a.x, aby = double(b.y) - a.y, abz = double(b.z) - a.z;
+    const double apx = double(p.x) - a.x, apy = double(p.y) - a.y, apz = double(p.z) - a.z;
+    const double den = abx * abx + aby * aby + abz * abz;
+    double t = den > 0.0 ? (apx * abx + apy * aby + apz * abz) / den : 0.0;
+    t = std::min(1.0, std::max(0.0, t));
+    const double qx = a.x + t * abx, qy = a.y + t * aby, qz = a.z + t * abz;
+    const double d = std::sqrt((p.x - qx) * (p.x - qx) + (p.y - qy) * (p.y - qy) + (p.z - qz) * (p.z - qz));
+    if (d < best.distance) best = {k, t, d, qx, qy, qz};
+  }
+  return best;
+}
+
+inline double dist3(float3 a, double x, double y, double z) {
+  return std::sqrt((a.x - x) * (a.x - x) + (a.y - y) * (a.y - y) + (a.z - z) * (a.z - z));
+}
+
+/// Env e's centreline polygon (its samples, L / N apart) at arc length u (any real: wrapped
+/// with the track's L), in double: segment k = floor(u N / L) at fraction f, the point, and the
+/// samples' unit left normals and tangents interpolated there and renormalised.
+struct polygon_point {
+  int segment;
+  double f;
+  double x, y, z;
+  double nx, ny, nz;
+  double tx, ty, tz;
+};
+inline polygon_point polygon_at(const tg::track_snapshot& t, int e, double u) {
+  const int n = t.num_samples;
+  const double length = t.length[static_cast<std::size_t>(e)];
+  const double w = wrap_arc(u, length) * n / length;
+  const int k = std::min(n - 1, std::max(0, static_cast<int>(std::floor(w))));
+  const double f = w - k;
+  const std::size_t i0 = t.sample_index(e, k), i1 = t.sample_index(e, (k + 1) % n);
+  auto mix = [f](float a, float b) { return a + f * (static_cast<double>(b) - a); };
+  polygon_point q{k, f, mix(t.position[i0].x, t.position[i1].x), mix(t.position[i0].y, t.position[i1].y),
+                  mix(t.position[i0].z, t.position[i1].z), mix(t.normal[i0].x, t.normal[i1].x),
+                  mix(t.normal[i0].y, t.normal[i1].y), mix(t.normal[i0].z, t.normal[i1].z),
+                  mix(t.tangent[i0].x, t.tangent[i1].x), mix(t.tangent[i0].y, t.tangent[i1].y),
+                  mix(t.tangent[i0].z, t.tangent[i1].z)};
+  const double nn = std::sqrt(q.nx * q.nx + q.ny * q.ny + q.nz * q.nz);
+  const double tn = std::sqrt(q.tx * q.tx + q.ty * q.ty + q.tz * q.tz);
+  q.nx /= nn, q.ny /= nn, q.nz /= nn, q.tx /= tn, q.ty /= tn, q.tz /= tn;
+  return q;
+}
+
+/// `d` [rad] wrapped into (-pi, pi], in double.
+inline double wrap_angle(double d) {
+  d = std::remainder(d, 2.0 * pi);
+  return d <= -pi ? d + 2.0 * pi : d;
+}
 
 /// Params for the user tracks of these tests: 512 samples and a length range that accepts
 /// circuits of 300-400 m; everything else from the `track` preset.
@@ -462,13 +553,9 @@ class rig {
   template <class T>
   using buffer = typename support::template buffer<T>;
 
-  rig(const tg::track_params& params, float spacing, const tg::user_tracks& tracks)
-      : positions(static_cast<std::size_t>(params.num_envs), v3(0, 0, 0)),
-        course_(params, spacing, tracks, stream_.get()),
-        device_positions_(static_cast<std::size_t>(params.num_envs)),
-        mask_(static_cast<std::size_t>(params.num_envs)) {
-    course_.bind(device_positions_.data());
-  }
+  rig(const tg::track_params& params, float spacing, const tg::user_tracks& tracks) : rig(params, spacing, &tracks) {}
+  /// As above, with generated (random) tracks instead of user tracks.
+  rig(const tg::track_params& params, float spacing) : rig(params, spacing, nullptr) {}
 
   /// Host staging of the agents' positions [E]; `step()` uploads it.
   std::vector<float3> positions;
@@ -519,11 +606,52 @@ class rig {
   void fused_physics(int step) { support::fused_physics(course_.view(), device_positions_.data(), step, stream_); }
 
  private:
+  /// `tracks`: user tracks, or null for generated ones.
+  rig(const tg::track_params& params, float spacing, const tg::user_tracks* tracks)
+      : positions(static_cast<std::size_t>(params.num_envs), v3(0, 0, 0)),
+        course_(tracks != nullptr ? course_type(params, spacing, *tracks, stream_.get())
+                                  : course_type(params, spacing, stream_.get())),
+        device_positions_(static_cast<std::size_t>(params.num_envs)),
+        mask_(static_cast<std::size_t>(params.num_envs)) {
+    course_.bind(device_positions_.data());
+  }
+
   typename support::stream stream_;  // before course_: the constructor uses it
   course_type course_;
   buffer<float3> device_positions_;
   buffer<std::int32_t> mask_;
 };
+
+#if defined(__CUDACC__)
+template <class F, class In, class Out>
+__global__ void map_kernel(F f, const tg::course_ref view, const In* in, Out* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) out[i] = f(view, in[i]);
+}
+#endif
+
+/// `f(view, in[i])` for every i, run on the rig's backend (a host loop, or one CUDA thread per
+/// element): `f` is a functor with a `TRACK_GEN_HD` call operator taking the course's view and
+/// one input, returning a trivially copyable value. The device functions under test run where
+/// the user's kernels would run them.
+template <class Policy, class F, class In>
+auto map_on_backend(rig<Policy>& r, F f, const std::vector<In>& in) {
+  using out_type = decltype(f(std::declval<const tg::course_ref&>(), std::declval<const In&>()));
+  const int n = static_cast<int>(in.size());
+  typename rig<Policy>::template buffer<In> input(in.size());
+  typename rig<Policy>::template buffer<out_type> output(in.size());
+  input.upload(in, r.stream());
+  const tg::course_ref view = r.course().view();
+  if constexpr (std::is_same_v<typename Policy::backend_type, tg::backend::host>) {
+    for (int i = 0; i < n; ++i) output.data()[i] = f(view, input.data()[i]);
+  } else {
+#if defined(__CUDACC__)
+    if (n > 0) map_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, r.stream().raw()>>>(f, view, input.data(), output.data(), n);
+    check_cuda(cudaGetLastError(), "launching map_kernel");
+#endif
+  }
+  return output.download(r.stream());
+}
 
 /// Requires that every env of a freshly built rig holds a valid user track (the test
 /// geometry's precondition, not a result under test).

@@ -11,54 +11,6 @@
 
 namespace progress_test {
 
-/// Largest gap [m] between the sampled polygon and a curve of radius `r` sampled every `ds`
-/// metres: the sagitta ds^2 / (8 r).
-inline double sagitta(double ds, double r) { return ds * ds / (8.0 * r); }
-
-/// Tolerance [m] on the arc length of a projection, for points up to `left` metres off a
-/// centreline of length L sampled N times with turns of radius >= r: L's float32 error (~3e-5
-/// relative) + 1 mm, plus the chord effect: on a turn, the foot of a point offset by `left` on
-/// a chord lies left / r * (half a chord) away from the foot of the exact normal.
-inline double arc_tolerance(double length, int n, double r, double left) {
-  return 3e-5 * length + 1e-3 + left / r * 0.5 * length / n;
-}
-
-/// Small deterministic generator (64-bit LCG, constants of Knuth's MMIX), uniform in [0, 1).
-struct lcg {
-  std::uint64_t state;
-  double next() {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);
-  }
-};
-
-/// Brute-force nearest point of the closed polygon `pts` to p, in double precision.
-struct brute_result {
-  int segment;
-  double t, distance;
-  double x, y, z;
-};
-inline brute_result brute_nearest(const std::vector<float3>& pts, std::size_t first, int n, float3 p) {
-  brute_result best{-1, 0.0, 1e300, 0, 0, 0};
-  for (int k = 0; k < n; ++k) {
-    const float3 a = pts[first + static_cast<std::size_t>(k)];
-    const float3 b = pts[first + static_cast<std::size_t>((k + 1) % n)];
-    const double abx = double(b.x) - a.x, aby = double(b.y) - a.y, abz = double(b.z) - a.z;
-    const double apx = double(p.x) - a.x, apy = double(p.y) - a.y, apz = double(p.z) - a.z;
-    const double den = abx * abx + aby * aby + abz * abz;
-    double t = den > 0.0 ? (apx * abx + apy * aby + apz * abz) / den : 0.0;
-    t = std::min(1.0, std::max(0.0, t));
-    const double qx = a.x + t * abx, qy = a.y + t * aby, qz = a.z + t * abz;
-    const double d = std::sqrt((p.x - qx) * (p.x - qx) + (p.y - qy) * (p.y - qy) + (p.z - qz) * (p.z - qz));
-    if (d < best.distance) best = {k, t, d, qx, qy, qz};
-  }
-  return best;
-}
-
-inline double dist3(float3 a, double x, double y, double z) {
-  return std::sqrt((a.x - x) * (a.x - x) + (a.y - y) * (a.y - y) + (a.z - z) * (a.z - z));
-}
-
 TEST_CASE_TEMPLATE_DEFINE("lateral offset: left positive, right negative, off-track beyond the half-width", Policy,
                           projection_lateral_and_off_track) {
   // Envs 0-4 on a circle (r = 50 m), envs 5-9 on a stadium (straights of 150 m, turns of

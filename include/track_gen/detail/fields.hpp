@@ -38,6 +38,7 @@
   X(next_gate, int, env, "index of the next gate to pass, in [0, G)")                                                 \
   X(laps, int, env, "laps completed since the last reset")                                                            \
   X(gates_passed, int, env, "gates passed in total since the last reset")                                             \
+  X(gates_to_lap, int, env, "gates left to pass until the next lap counts (G after a reset; spawn.hpp)")              \
   X(lap_progress, float, env, "arc length of the last projection, in [0, L) [m]")                                     \
   X(lateral, float, env, "signed lateral offset of the last projection, positive left [m]")                           \
   X(hint, int, env, "segment of the last projection (where the next local search starts)")                           \

@@ -1,0 +1,67 @@
+#pragma once
+/// @file
+/// What an agent observes of its track each step: the centreline ahead in its own frame
+/// (`track_ahead`), its signed progress along the loop (`progress_delta`) and its distance to a
+/// gate (`distance_to_gate`). Device functions over one env's `track_ref` (one thread per env,
+/// in your kernel or on the host); they allocate nothing and synchronise nothing. Frames and
+/// signs as in localizer.hpp (track frame, metres, radians, z up, yaw counter-clockwise from +x).
+
+#include <track_gen/detail/config.hpp>
+#include <track_gen/detail/math.hpp>
+#include <track_gen/localizer.hpp>
+#include <track_gen/track_ref.hpp>
+
+#include <cmath>
+
+namespace track_gen {
+
+/// Writes `count` centreline points ahead of arc length `s` to `out[0 .. count)`: point i is the
+/// centreline at arc length s + spacing * (i + 1) (centreline_at: interpolated between samples,
+/// wrapping around the loop past the start line, several times if count * spacing > L),
+/// expressed in the agent's frame: x forward, y left, z up, origin at `position`, rotated by
+/// -yaw about z (out = Rz(-yaw) (point - position); roll and pitch are ignored).
+///
+/// @param s        arc length the points start from [m] (any real; e.g. localize(...).s)
+/// @param position the agent's position [m], track frame
+/// @param yaw      the agent's heading about +z from +x [rad]
+/// @param count    number of points K >= 0
+/// @param spacing  arc length between points [m] (negative looks behind)
+/// @param out      float3 [K], same memory space as the caller (a thread's registers, local
+///                 memory, or device memory in a kernel)
+/// O(K).
+TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 position, float yaw, int count, float spacing,
+                                     float3* out) {
+  using namespace detail;
+  const float c = std::cos(yaw), sn = std::sin(yaw);
+  for (int i = 0; i < count; ++i) {
+    const float3 d = centreline_at(track, s + spacing * static_cast<float>(i + 1)).position - position;
+    out[i] = f3(c * d.x + sn * d.y, -sn * d.x + c * d.y, d.z);
+  }
+}
+
+/// The signed change of arc length from `s_prev` to `s_now` [m] on a loop of length `length`
+/// > 0 [m]: the shortest signed difference modulo L, in (-L/2, L/2]. Crossing the start line
+/// forwards (s_prev = L - 1, s_now = 0.5) gives +1.5; backwards gives -1.5; any move against
+/// the direction of travel is negative. Meaningful while an agent moves less than L/2 between
+/// two calls (e.g. a reward term: progress_delta(previous s, localize(...).s, track.length())).
+/// Any finite inputs; a length that is not > 0, or a non-finite input, gives NaN.
+TRACK_GEN_HD inline float progress_delta(float s_prev, float s_now, float length) {
+  if (!(length > 0.0f)) return NAN;
+  const float half = 0.5f * length;
+  float d = s_now - s_prev;
+  if (!(d > -half && d <= half)) {
+    d = std::remainder(d, length);  // exact, in [-L/2, L/2]
+    if (d <= -half) d += length;
+  }
+  return d;
+}
+
+/// Distance [m] from `p` [m, track frame] to the centre of gate `g` of `track` (g in
+/// [0, track.num_gates()), not checked): with g = the env's next_gate, the seed system's
+/// `dist_to_next` (a reward shaping term: its decrease from one step to the next).
+TRACK_GEN_HD inline float distance_to_gate(const track_ref& track, int g, float3 p) {
+  using namespace detail;
+  return length(p - track.gate(g).centre);
+}
+
+}  // namespace track_gen

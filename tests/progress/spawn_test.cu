@@ -1,0 +1,6 @@
+// spawn_pose, gates_after and progress_tracker_ref::spawn on the CUDA backend, in kernels (test bodies: spawn_cases.hpp).
+#include "spawn_cases.hpp"
+
+TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_circle, std::tuple<track_gen::cuda_policy>);
+TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_generated, std::tuple<track_gen::cuda_policy>);
+TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_reset_and_invalid, std::tuple<track_gen::cuda_policy>);
