@@ -5,6 +5,7 @@
 /// Data flows one way: parameters -> generator -> track_batch -> runtime utilities
 /// (progress_tracker) -> course, the facade that composes them.
 
+#include <track_gen/collision.hpp>
 #include <track_gen/course.hpp>
 #include <track_gen/course_ref.hpp>
 #include <track_gen/env_mask.hpp>

@@ -42,13 +42,16 @@
 #error "track_gen needs the CUDA 13 runtime headers (CUDART_VERSION >= 13000) for its CUDA backend."
 #endif
 #else
-/// Layout-compatible stand-ins for CUDA's `float2` and `float3` when the toolkit is absent (host
-/// backend only).
+/// Layout-compatible stand-ins for CUDA's `float2`, `float3` and `float4` when the toolkit is
+/// absent (host backend only).
 struct alignas(8) float2 {
   float x, y;
 };
 struct float3 {
   float x, y, z;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
 };
 #endif
 
