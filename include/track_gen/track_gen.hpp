@@ -20,6 +20,7 @@
 #include <track_gen/progress_tracker.hpp>
 #include <track_gen/props.hpp>
 #include <track_gen/random.hpp>
+#include <track_gen/shape_metrics.hpp>
 #include <track_gen/shard.hpp>
 #include <track_gen/speed_profile.hpp>
 #include <track_gen/snapshot.hpp>
