@@ -231,7 +231,7 @@ TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b
   using namespace detail;
   if (!is_valid_box(b)) return invalid_box_contact(hint);
   const int n = track.num_samples();
-  const bool windowed = window > 0 && 2 * window + 1 < n;
+  const bool windowed = window > 0 && window < n && 2 * window + 1 < n;  // window < n first: no overflow
   const projection centre = track.project(b.centre, hint, window);
   std::uint32_t flags = centre.full_search && windowed ? contact_flags::lost : 0u;
   const box_footprint f = footprint(b);
@@ -287,9 +287,14 @@ TRACK_GEN_HD inline disc_hit disc_against(const box& b, const box_footprint& f, 
   float s, nu, nv;  // signed distance, and the normal in box coordinates
   if (gap_u > 0.0f || gap_v > 0.0f) {
     const float du = u - clamp_f(u, -hx, hx), dv = v - clamp_f(v, -hy, hy);
-    s = std::sqrt(du * du + dv * dv);  // > 0: one gap is
-    nu = du / s;
-    nv = dv / s;
+    // Scaled by the larger gap (> 0: one gap is), so that a box of 1e-30 m does not underflow
+    // du^2 + dv^2 to 0 and divide by it.
+    const float m = max_f(std::fabs(du), std::fabs(dv));
+    const float a = du / m, c = dv / m;
+    const float r = std::sqrt(a * a + c * c);  // in [1, sqrt 2]
+    s = m * r;
+    nu = a / r;
+    nv = c / r;
   } else if (gap_u >= gap_v) {
     s = gap_u;
     nu = u >= 0.0f ? 1.0f : -1.0f;

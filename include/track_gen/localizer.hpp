@@ -110,11 +110,14 @@ TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float
 /// curvature, both half-widths and the heading there.
 ///
 /// `lost` is true when a window was given (window > 0 and 2 window + 1 < N, otherwise the O(N)
-/// search is the only one) and the O(N) search was needed: the hint was stale (a jump, a
-/// reset), or the point is off the road by more than the half-width.
+/// search is the only one; any int window is accepted) and the O(N) search was needed: the hint
+/// was stale (a jump, a reset), or the point is farther than the narrower half-width from the
+/// centreline in 3D (off the road sideways, or above or below it by that much: then another
+/// part of the track may be nearer).
 ///
 /// `p` must be a valid position (finite, each coordinate within +-1e7 m: detail::is_position);
-/// not checked here (a NaN gives NaN offsets on segment 0). O(window), O(N) when lost.
+/// not checked here (a NaN gives NaN offsets and a meaningless distance, on segment 0).
+/// O(window), O(N) when lost.
 TRACK_GEN_HD inline localization localize(const track_ref& track, float3 p, int hint = 0, int window = 0) {
   using namespace detail;
   const projection pr = track.project(p, hint, window);
@@ -134,14 +137,15 @@ TRACK_GEN_HD inline localization localize(const track_ref& track, float3 p, int 
   r.distance = pr.distance;
   r.point = pr.point;
   r.hint = k;
-  r.lost = pr.full_search && window > 0 && 2 * window + 1 < n;
+  r.lost = pr.full_search && window > 0 && window < n && 2 * window + 1 < n;  // window < n first: no overflow
   return r;
 }
 
 /// The agent's heading relative to the track's: yaw_agent - yaw_track [rad] wrapped into
 /// (-pi, pi]; positive when the agent points to the left of the direction of travel (e.g.
-/// heading_error(yaw, localize(...).heading)). Any finite yaws (not only in (-pi, pi]); NaN or
-/// Inf gives NaN.
+/// heading_error(yaw, localize(...).heading)). Any finite yaws (not only in (-pi, pi]; the
+/// reduction is against float(2 pi), so beyond about 1e4 rad of difference the result drifts
+/// from the exact angle); NaN or Inf gives NaN.
 TRACK_GEN_HD inline float heading_error(float yaw_agent, float yaw_track) {
   using detail::pi;
   float d = yaw_agent - yaw_track;

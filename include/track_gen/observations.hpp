@@ -33,8 +33,10 @@ TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 pos
                                      float3* out) {
   using namespace detail;
   const float c = std::cos(yaw), sn = std::sin(yaw);
+  // Wrapped first: s + spacing at s = 1e9 would lose the spacing to float rounding.
+  const float s0 = wrap_arc_length(s, track.length());
   for (int i = 0; i < count; ++i) {
-    const float3 d = centreline_at(track, s + spacing * static_cast<float>(i + 1)).position - position;
+    const float3 d = centreline_at(track, s0 + spacing * static_cast<float>(i + 1)).position - position;
     out[i] = f3(c * d.x + sn * d.y, -sn * d.x + c * d.y, d.z);
   }
 }
@@ -44,9 +46,10 @@ TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 pos
 /// forwards (s_prev = L - 1, s_now = 0.5) gives +1.5; backwards gives -1.5; any move against
 /// the direction of travel is negative. Meaningful while an agent moves less than L/2 between
 /// two calls (e.g. a reward term: progress_delta(previous s, localize(...).s, track.length())).
-/// Any finite inputs; a length that is not > 0, or a non-finite input, gives NaN.
+/// A length that is not a finite value > 0, a non-finite input, or inputs so far apart that
+/// their difference overflows (beyond about 1.7e38 m) give NaN.
 TRACK_GEN_HD inline float progress_delta(float s_prev, float s_now, float length) {
-  if (!(length > 0.0f)) return NAN;
+  if (!(length > 0.0f && std::isfinite(length))) return NAN;
   const float half = 0.5f * length;
   float d = s_now - s_prev;
   if (!(d > -half && d <= half)) {

@@ -149,7 +149,15 @@ class progress_tracker_ref {
   /// initialises).
   ///
   /// A non-finite `s` or `lateral` resets env e to the start line (reset()) and sets
-  /// `status::invalid_input` on its track. Not thread-safe for the same e; O(log G).
+  /// `status::invalid_input` on its track. `lateral` is not bounded: keep it within the road
+  /// (beyond the centre of curvature of a turn the gate planes' sides flip). Not thread-safe
+  /// for the same e; O(log G).
+  ///
+  /// Known limit, a track with ONE gate (G = 1: checkpoint_spacing > L / 2): the next gate is
+  /// always gate 0, so an agent that crosses the start line backwards and forwards again counts
+  /// a lap each time, and one spawned or reset a hair behind the line counts one on its first
+  /// forward crossing. Use a spacing that gives every track two gates or more (at most
+  /// validate.length_min / 2).
   TRACK_GEN_HD void spawn(int e, float s, float lateral = 0.0f) const {
     using namespace detail;
     if (!(is_finite(s) && is_finite(lateral))) {

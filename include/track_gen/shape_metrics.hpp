@@ -134,7 +134,9 @@ inline void check_shape_metric_limits(const shape_metric_limits& l) {
   positive("chicane_angle", l.chicane_angle, "> 0 [rad]");
   if (!(std::isfinite(l.chicane_gap) && l.chicane_gap >= 0.0f)) bad("chicane_gap", l.chicane_gap, ">= 0 [L]");
   if (!std::isfinite(l.thickness_window)) bad("thickness_window", l.thickness_window, "[m] (negative: no thickness)");
-  if (l.histogram_bins < 1) bad("histogram_bins", l.histogram_bins, ">= 1");
+  if (l.histogram_bins < 1)
+    throw std::invalid_argument("track_gen: shape_metric_limits.histogram_bins = " + std::to_string(l.histogram_bins) +
+                                ", expected an int >= 1");
   positive("histogram_max", l.histogram_max, "> 0 [2 pi / L]");
 }
 
@@ -277,7 +279,7 @@ TRACK_GEN_HD inline shape_metrics measure_shape(const track_ref& track, const sh
   m.min_thickness = NAN;
   m.thinnest_segment = -1;
   m.thinnest_partner = -1;
-  if (limits.thickness_window >= 0.0f) {
+  if (limits.thickness_window >= 0.0f) {  // -0 computes it too: "negative" means < 0
     const float ds = track.sample_spacing();
     const float ratio = ds > 0.0f ? std::floor(limits.thickness_window / ds) : static_cast<float>(n);
     const int w = ratio < static_cast<float>(n) ? static_cast<int>(ratio) : n;  // window in samples

@@ -136,7 +136,8 @@ class track_ref {
   /// distances overflow, `lateral` and `distance` become +inf and `segment` falls on 0.
   TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
     nearest_segment best;
-    const bool full = project_local(p, hint, window, best);
+    // Any window of N or more means the O(N) search; clamping keeps 2 window + 1 from overflowing.
+    const bool full = project_local(p, hint, window > num_samples_ ? num_samples_ : window, best);
     if (full) scan_segments(p, 0, 1, best);
     return projection_at(p, best, full);
   }

@@ -1,0 +1,4 @@
+// Runtime device functions at the edges of their input ranges, host backend (edge_inputs_cases.hpp).
+#include "edge_inputs_cases.hpp"
+
+TEST_CASE_TEMPLATE_APPLY(progress_test::edge_inputs, std::tuple<track_gen::host_policy>);
