@@ -11,6 +11,34 @@
 
 namespace track_gen {
 
+/// The generator families of random tracks (stages::random_family draws each env's).
+enum class generator_family : int {
+  polar = 0,       ///< stages::random_polar: sorted jittered angles, radii in a band
+  bezier = 1,      ///< stages::bezier_corners
+  hull = 2,        ///< stages::hull_midpoints
+  voronoi = 3,     ///< stages::voronoi_sites
+  checkpoint = 4,  ///< stages::checkpoint_walk
+};
+
+/// Number of generator families (the extent of generator_params::weights).
+inline constexpr int num_generator_families = 5;
+
+/// The families' names, in generator_family order (the seed system's `generator=` names; Python
+/// takes them as `generator="bezier"` and `generator_weights={"bezier": 1.0, ...}`).
+inline constexpr const char* generator_family_names[num_generator_families] = {"polar", "bezier", "hull", "voronoi",
+                                                                               "checkpoint"};
+
+/// `stages::random_family`: which generator family draws each env's control points.
+struct generator_params {
+  /// The family of every env when all `weights` are 0, a generator_family in [0, 4].
+  generator_family family = generator_family::polar;
+  /// Relative weight of each family, indexed by generator_family, each in [0, 1e6]. When any is
+  /// positive, each env draws its family for each episode with probability weight / sum (one
+  /// Philox draw keyed on seed, global env and episode: every attempt of an episode keeps the
+  /// family, so failed attempts do not shift the mix), and `family` is ignored.
+  float weights[num_generator_families] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+};
+
 /// `stages::random_polar`: control points at sorted jittered angles around the origin.
 struct random_polar_params {
   /// Number of control points M, in [4, 1024].
@@ -123,6 +151,7 @@ struct track_params {
   /// within the half-width sideways and this vertically of the gate centre.
   float gate_half_height = 1.0f;
 
+  generator_params generator;
   random_polar_params polar;
   repulsive_params repulsive;
   spline_params spline;

@@ -7,8 +7,10 @@
 
 namespace track_gen::presets {
 
-/// The pipeline of the random `track` preset (DESIGN §3).
-using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::resample,
+/// The pipeline of the random `track` preset (DESIGN §3). Its first stage draws the control
+/// points with the generator family that `track_params::generator` selects (random polar by
+/// default: stages::random_family then runs exactly stages::random_polar).
+using track_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
                                 stages::frames, stages::checkpoints, stages::validate>;
 
 /// A small closed circuit for RC cars or micro drones, flat (z = 0).
@@ -39,7 +41,7 @@ inline track_params drone_track(int num_envs) {
 
 /// The pipeline of `long_track`: the `track` pipeline with stages::dense_repulsive (grid scope)
 /// between the spline and the resampling.
-using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,
+using long_track_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,
                                      stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 
 /// A full-size circuit (use with `long_track_pipeline`): 1-3 km long, 12 m wide, 2048 samples.

@@ -153,11 +153,9 @@ class progress_tracker_ref {
   /// (beyond the centre of curvature of a turn the gate planes' sides flip). Not thread-safe
   /// for the same e; O(log G).
   ///
-  /// Known limit, a track with ONE gate (G = 1: checkpoint_spacing > L / 2): the next gate is
-  /// always gate 0, so an agent that crosses the start line backwards and forwards again counts
-  /// a lap each time, and one spawned or reset a hair behind the line counts one on its first
-  /// forward crossing. Use a spacing that gives every track two gates or more (at most
-  /// validate.length_min / 2).
+  /// A track with ONE gate (G = 1: checkpoint_spacing > L / 2): step() undoes a backward
+  /// crossing of the start line with the next forward one, which counts nothing (see
+  /// progress_state::gates_to_lap), so crossing the line back and forth counts no laps.
   TRACK_GEN_HD void spawn(int e, float s, float lateral = 0.0f) const {
     using namespace detail;
     if (!(is_finite(s) && is_finite(lateral))) {
@@ -266,10 +264,22 @@ class progress_tracker_ref {
       int next = progress_.next_gate[e];
       int to_lap = 0;
       int passed = 0;
+      // One gate (G = 1): the next gate is always gate 0, so crossing it backwards must be
+      // undone before a forward crossing counts again (else wiggling over the line farms laps).
+      // A backward crossing negates the countdown (pending); the next forward crossing restores
+      // it and counts nothing. Tracks with more gates never read the countdown here.
+      bool undone = false;
+      if (num_gates == 1) {
+        const int pending = progress_.gates_to_lap[e];
+        if (pending < 0 ? crosses_gate(tr.gate(0), a, p, gate_half_height_) : crosses_gate(tr.gate(0), p, a, gate_half_height_)) {
+          progress_.gates_to_lap[e] = -pending;
+          undone = true;
+        }
+      }
       // Gates count only in order: test the next gate, then its successor, at most G times. A
       // lap counts when the countdown of gates to the lap ends (after a reset: at gate 0); the
       // countdown is read and written only on steps that pass a gate.
-      while (passed < num_gates && crosses_gate(tr.gate(next), a, p, gate_half_height_)) {
+      while (!undone && passed < num_gates && crosses_gate(tr.gate(next), a, p, gate_half_height_)) {
         if (passed == 0) to_lap = progress_.gates_to_lap[e];
         flags |= progress_flags::gate_passed;
         if (to_lap <= 1) {
@@ -285,6 +295,11 @@ class progress_tracker_ref {
       progress_.next_gate[e] = next;
       if (passed > 0) progress_.gates_to_lap[e] = to_lap;
       progress_.gates_passed[e] += passed;
+    } else if (tr.num_gates() == 1 && pr.arc_length > 0.5f * tr.length() && progress_.gates_to_lap[e] > 0) {
+      // The first step after a reset, one gate: the reset deems gate 0 passed, but an agent in the
+      // back half of the loop has not passed it since: its first forward crossing only restores
+      // that (as on tracks with more gates, where gate 0 is not the next one after a reset).
+      progress_.gates_to_lap[e] = -progress_.gates_to_lap[e];
     }
     progress_.lap_progress[e] = pr.arc_length;
     progress_.lateral[e] = pr.lateral;

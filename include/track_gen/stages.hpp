@@ -17,5 +17,6 @@
 
 #include <track_gen/detail/stages/dense_repulsive.hpp>
 #include <track_gen/detail/stages/generate_stages.hpp>
+#include <track_gen/detail/stages/random_family.hpp>
 #include <track_gen/detail/stages/shape_stages.hpp>
 #include <track_gen/grid_scope.hpp>

@@ -67,10 +67,20 @@ const std::vector<field<float>>& float_fields() {
 #undef TG_FIELD
 
 std::string valid_names() {
-  std::string s = "env_offset, seed";
+  std::string s = "env_offset, seed, generator, generator_weights";
   for (const auto& f : int_fields()) s += std::string(", ") + f.name;
   for (const auto& f : float_fields()) s += std::string(", ") + f.name;
   return s;
+}
+
+/// The generator family called `name` (tg::generator_family_names); `what` names the argument.
+tg::generator_family family_of(const std::string& name, const char* what) {
+  std::string valid;
+  for (int f = 0; f < tg::num_generator_families; ++f) {
+    if (name == tg::generator_family_names[f]) return static_cast<tg::generator_family>(f);
+    valid += std::string(f == 0 ? "" : ", ") + "'" + tg::generator_family_names[f] + "'";
+  }
+  throw std::invalid_argument(std::string("track_gen: ") + what + " '" + name + "' is not a generator family; expected one of " + valid);
 }
 
 /// track_params of `preset` ("track" or "drone_track") for `num_envs`, then `overrides`
@@ -95,6 +105,15 @@ tg::track_params make_params(const std::string& preset, int num_envs, const py::
       p.env_offset = py::cast<std::uint32_t>(value);
       continue;
     }
+    if (name == "generator") {
+      p.generator.family = family_of(py::cast<std::string>(value), "generator");
+      continue;
+    }
+    if (name.rfind("generator.weights.", 0) == 0) {
+      const std::string family = name.substr(std::string("generator.weights.").size());
+      p.generator.weights[static_cast<int>(family_of(family, "generator_weights key"))] = py::cast<float>(value);
+      continue;
+    }
     bool found = false;
     for (const auto& f : int_fields()) {
       if (name != f.name) continue;
@@ -117,6 +136,10 @@ py::dict params_dict(const tg::track_params& p) {
   d["num_envs"] = p.num_envs;
   d["env_offset"] = p.env_offset;
   d["seed"] = p.seed;
+  d["generator"] = tg::generator_family_names[static_cast<int>(p.generator.family)];
+  py::dict weights;
+  for (int f = 0; f < tg::num_generator_families; ++f) weights[tg::generator_family_names[f]] = p.generator.weights[f];
+  d["generator_weights"] = weights;
   for (const auto& f : int_fields()) d[f.name] = f.get(p);
   for (const auto& f : float_fields()) d[f.name] = f.get(p);
   return d;

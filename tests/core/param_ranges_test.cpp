@@ -82,6 +82,12 @@ std::map<param, setter> setters() {
   m[param::half_width] = f(&tg::track_params::half_width);
   m[param::gate_half_height] = f(&tg::track_params::gate_half_height);
   m[param::checkpoint_spacing] = {[](tg::track_params&, float& s, double v) { s = static_cast<float>(v); }};
+  m[param::generator_family] = {[](tg::track_params& p, float&, double v) {
+    p.generator.family = static_cast<tg::generator_family>(static_cast<int>(v));
+  }};
+  m[param::generator_weights] = {[](tg::track_params& p, float&, double v) {
+    for (float& w : p.generator.weights) w = static_cast<float>(v);
+  }};
   m[param::polar_control_points] = {[](tg::track_params& p, float&, double v) { p.polar.control_points = static_cast<int>(v); }};
   m[param::polar_radius_min] = {[](tg::track_params& p, float&, double v) {
     p.polar.radius_min = static_cast<float>(v);
@@ -178,6 +184,7 @@ TEST_CASE("params.hpp states each range as the table does") {
   REQUIRE(!text.empty());
   // The struct that holds each middle name of "track_params.<group>.<field>".
   const std::map<std::string, std::string> structs = {{"", "track_params"},
+                                                      {"generator", "generator_params"},
                                                       {"polar", "random_polar_params"},
                                                       {"repulsive", "repulsive_params"},
                                                       {"spline", "spline_params"},
@@ -211,7 +218,8 @@ TEST_CASE("params.hpp states each range as the table does") {
         comment.push_back(t);
         continue;
       }
-      if (t.find(" " + field + " = ") != std::string::npos) {
+      // "<type> field = ..." or, for an array, "<type> field[extent] = ...".
+      if (t.find(" " + field + " = ") != std::string::npos || t.find(" " + field + "[") != std::string::npos) {
         for (const std::string& c : comment) found += c + "\n";
         declared = true;
         break;

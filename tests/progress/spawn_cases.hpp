@@ -270,4 +270,94 @@ TEST_CASE_TEMPLATE_DEFINE("spawn at s = 0 is a reset with a last position; reset
   }
 }
 
+TEST_CASE_TEMPLATE_DEFINE("one gate: crossing the line back and forth counts nothing; a reset behind the line waits a circuit",
+                          Policy, spawn_one_gate) {
+  // A circle of 50 m radius (L = 314 m) with gates every 200 m: G = 1, the next gate is always
+  // gate 0. Expected counts from the unwrapped distance driven alone: a lap is a full circuit
+  // past the line that the agent's state says it last passed.
+  const circle c{50.0};
+  rig<Policy> r(user_track_params(4), 200.0f, centreline({c.polyline(2000)}));
+  const tg::track_snapshot t = r.tracks();
+  require_valid_user_tracks(t);
+  REQUIRE(t.num_gates[0] == 1);
+  const double L = t.length[0];
+  // Env 0: reset (no spawn), first seen 1 m behind the line; env 1: spawned on the line, then
+  // wiggles over it; env 2: reset, first seen 1 m past the line; env 3: spawned half a lap on,
+  // wiggles over the line after its first crossing.
+  map_on_backend(r, spawn_fn{}, std::vector<spawn_query>{{1, 0.0f, 0.0f}, {3, static_cast<float>(0.5 * L), 0.0f}});
+  std::vector<double> u = {L - 1.0, L, L + 1.0, 1.5 * L};  // unwrapped, the line at multiples of L
+  auto place = [&] {
+    for (int e = 0; e < 4; ++e) r.positions[static_cast<std::size_t>(e)] = polygon_pose(t, e, u[static_cast<std::size_t>(e)], 0.0);
+    r.step();
+    return r.progress();
+  };
+  tg::progress_snapshot p = place();
+  // The first lap of each env (unwrapped arc length of its crossing): env 0 first crosses the
+  // line at L, but the reset's "gate 0 passed" is not true of an agent that was behind the line,
+  // so that crossing only passes it: the lap comes at 2L (as on tracks with more gates, where
+  // gate 0 is not the next gate after a reset). Env 1: a full circuit from the line, 2L. Env 2:
+  // past the line after the reset, 2L. Env 3: a full circuit from 0.5 L ends at 1.5 L: 3L.
+  const double first_lap[4] = {2.0 * L, 2.0 * L, 2.0 * L, 3.0 * L};
+  // Keeps a position 5 cm or more from the line (a crossing there is a matter of rounding).
+  auto off_line = [&](double x) { return std::fabs(x - std::round(x / L) * L) < 0.05 ? x + 0.1 : x; };
+  // Env 1 and env 3 wiggle: 20 times 3 m back and 3 m forward, around u = L (env 1, on the line
+  // at the start: 1 m forward first) and u = 2L (env 3, after its first crossing, which passes a
+  // gate without a lap: spawned mid-lap, its first lap needs a full circuit from 0.5 L).
+  int steps = 0;
+  auto drive_to = [&](int e, double target) {
+    while (u[static_cast<std::size_t>(e)] < target) {
+      u[static_cast<std::size_t>(e)] = off_line(std::min(target, u[static_cast<std::size_t>(e)] + 0.7));
+      p = place();
+      ++steps;
+    }
+  };
+  auto wiggle = [&](int e, double around) {
+    for (int k = 0; k < 20; ++k) {
+      u[static_cast<std::size_t>(e)] = around - 1.5;
+      p = place();
+      const progress_entry back = entry(p, e);
+      INFO("env " << e << " wiggle " << k << " back: " << describe(back) << " gates_to_lap " << p.gates_to_lap[static_cast<std::size_t>(e)]);
+      CHECK_FALSE(has(back.flags, tg::progress_flags::gate_passed));
+      CHECK_FALSE(has(back.flags, tg::progress_flags::lap_completed));
+      u[static_cast<std::size_t>(e)] = around + 1.5;
+      p = place();
+      const progress_entry fwd = entry(p, e);
+      INFO("env " << e << " wiggle " << k << " forward: " << describe(fwd));
+      CHECK_FALSE(has(fwd.flags, tg::progress_flags::gate_passed));
+      CHECK_FALSE(has(fwd.flags, tg::progress_flags::lap_completed));
+    }
+  };
+  u[1] = L + 1.0;
+  p = place();
+  wiggle(1, L);
+  drive_to(3, 2.0 * L + 1.5);  // env 3's first crossing (a gate, no lap)
+  {
+    const progress_entry q = entry(p, 3);
+    INFO(describe(q));
+    CHECK(q.gates_passed == 1);
+    CHECK(q.laps == 0);
+  }
+  wiggle(3, 2.0 * L);
+  {
+    const progress_entry q = entry(p, 3);
+    CHECK(q.gates_passed == 1);  // the wiggles added nothing
+    CHECK(q.laps == 0);
+  }
+  // Everyone drives on to 4L; laps counted at every crossing from first_lap on.
+  for (double goal = 0.0; goal < 4.0 * L + 2.0;) {
+    goal = std::min(4.0 * L + 2.0, goal + 0.7);
+    for (int e = 0; e < 4; ++e) u[static_cast<std::size_t>(e)] = off_line(std::max(u[static_cast<std::size_t>(e)], goal));
+    p = place();
+    for (int e = 0; e < 4; ++e) {
+      const double x = u[static_cast<std::size_t>(e)];
+      const int laps = x < first_lap[e] ? 0 : 1 + static_cast<int>(std::floor((x - first_lap[e]) / L + 1e-9));
+      const progress_entry q = entry(p, e);
+      INFO("env " << e << " at u " << x << " (L = " << L << "): " << describe(q) << " gates_to_lap "
+                  << p.gates_to_lap[static_cast<std::size_t>(e)]);
+      CHECK(q.laps == laps);
+    }
+  }
+  CHECK(steps > 0);
+}
+
 }  // namespace progress_test

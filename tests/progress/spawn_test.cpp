@@ -4,3 +4,4 @@
 TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_circle, std::tuple<track_gen::host_policy>);
 TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_generated, std::tuple<track_gen::host_policy>);
 TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_reset_and_invalid, std::tuple<track_gen::host_policy>);
+TEST_CASE_TEMPLATE_APPLY(progress_test::spawn_one_gate, std::tuple<track_gen::host_policy>);

@@ -32,13 +32,14 @@
   X(num_gates, int, env, "gates in use G = floor(L / spacing), in [1, G_max]")                                        \
   X(status, std::uint32_t, env, "status bits (status.hpp)")                                                           \
   X(episode, std::uint32_t, env, "episode counter")                                                                  \
-  X(origin, float3, env, "where the env's track frame lies in the user's frame [m]: nonzero for re-centred user tracks")
+  X(origin, float3, env, "where the env's track frame lies in the user's frame [m]: nonzero for re-centred user tracks") \
+  X(family, int, env, "generator family of a random track (track_gen::generator_family: polar 0, bezier 1, hull 2, voronoi 3, checkpoint 4); -1 for user tracks and pipelines without a family stage")
 
 #define TRACK_GEN_PROGRESS_FIELDS(X)                                                                                   \
   X(next_gate, int, env, "index of the next gate to pass, in [0, G)")                                                 \
   X(laps, int, env, "laps completed since the last reset")                                                            \
   X(gates_passed, int, env, "gates passed in total since the last reset")                                             \
-  X(gates_to_lap, int, env, "gates left to pass until the next lap counts (G after a reset; spawn.hpp)")              \
+  X(gates_to_lap, int, env, "gates left to pass until the next lap counts (G after a reset; spawn.hpp); on a one-gate track, -k while a backward crossing of the line waits for the forward one that undoes it (then k again)") \
   X(lap_progress, float, env, "arc length of the last projection, in [0, L) [m]")                                     \
   X(lateral, float, env, "signed lateral offset of the last projection, positive left [m]")                           \
   X(hint, int, env, "segment of the last projection (where the next local search starts)")                           \

@@ -125,6 +125,8 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::half_width, p.half_width);
   check_range(param::gate_half_height, p.gate_half_height);
   check_range(param::checkpoint_spacing, checkpoint_spacing);
+  check_range(param::generator_family, static_cast<int>(p.generator.family));
+  for (const float w : p.generator.weights) check_range(param::generator_weights, w);
   check_range(param::polar_control_points, p.polar.control_points);
   check_range(param::polar_radius_min, p.polar.radius_min);
   check_range(param::polar_radius_max, p.polar.radius_max, p.polar.radius_min);

@@ -16,6 +16,8 @@ enum class param : int {
   half_width,
   gate_half_height,
   checkpoint_spacing,
+  generator_family,
+  generator_weights,
   polar_control_points,
   polar_radius_min,
   polar_radius_max,
@@ -105,6 +107,13 @@ inline constexpr param_range param_ranges[] = {
   {param::checkpoint_spacing, "checkpoint_spacing", "m", false, 1e-3, max_length, bound::closed, bound::closed, nullptr,
    "the course constructor's gate spacing: positive (1 mm at least); it also sizes the gate storage, see "
    "gates per track"},
+  {param::generator_family, "track_params.generator.family", "", true, 0, 4, bound::closed, bound::closed, nullptr,
+   "a track_gen::generator_family: polar 0, bezier 1, hull 2, voronoi 3, checkpoint 4"},
+  {param::generator_weights, "track_params.generator.weights", "", false, 0, 1e6, bound::closed, bound::closed,
+   nullptr,
+   "relative weights (each env draws a family with probability weight / sum; all 0: `family` for every env): "
+   "not negative; 1e6 each keeps their sum and every partial sum exact enough in float32 to compare with one "
+   "uniform draw"},
   {param::polar_control_points, "track_params.polar.control_points", "", true, 4, 1024, bound::closed, bound::closed,
    nullptr,
    "a closed Catmull-Rom spline needs 4 points; 1024 points at 8 samples per segment still fit one sm_90 block's "

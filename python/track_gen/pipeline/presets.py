@@ -14,6 +14,11 @@ radius_max, angle_jitter, elevation_min, elevation_max}``, ``repulsive.{clearanc
 max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
 length_max, turn_radius_min, clearance_margin, max_attempts}``. Give a stage's fields as a dict
 (``polar={"radius_min": 5.0}``) or flattened with a double underscore (``polar__radius_min=5.0``).
+
+The generator family (the seed system's ``generator=``): ``generator="bezier"`` (one of
+``"polar"`` (the default), ``"bezier"``, ``"hull"``, ``"voronoi"``, ``"checkpoint"``), or a mix:
+``generator_weights={"bezier": 2.0, "hull": 1.0}`` draws each env's family per episode with
+probability weight / sum (the ``family`` field of ``course.tracks`` says which one it got).
 """
 from __future__ import annotations
 
@@ -94,9 +99,22 @@ def _check_value(name: str, value) -> Any:
 
 
 def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
-    """{"polar": {"radius_min": 5}} and {"polar__radius_min": 5} -> {"polar.radius_min": 5}."""
+    """{"polar": {"radius_min": 5}} and {"polar__radius_min": 5} -> {"polar.radius_min": 5};
+    generator="bezier" stays a name; generator_weights={"hull": 1} -> {"generator.weights.hull": 1}."""
     flat: Dict[str, Any] = {}
     for key, value in overrides.items():
+        if key == "generator":
+            if not isinstance(value, str):
+                raise TypeError(f"track parameter 'generator' must be a family name (str), got {value!r}")
+            flat[key] = value
+            continue
+        if key == "generator_weights":
+            if not isinstance(value, Mapping):
+                raise TypeError("track parameter 'generator_weights' must be a dict {family name: weight}, "
+                                f"got {value!r}")
+            for family, weight in value.items():
+                flat[f"generator.weights.{family}"] = _check_value(f"generator_weights[{family!r}]", weight)
+            continue
         if key in _STAGES and isinstance(value, Mapping):
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = _check_value(f"{key}.{sub}", v)

@@ -62,6 +62,7 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.global_env = a.params.env_offset + static_cast<std::uint32_t>(e);
   ws.episode = episode;
   ws.attempt = 0;
+  ws.family = -1;
   ws.num_samples = n;
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
@@ -159,6 +160,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
     a.tracks.status[e] = st;
     a.tracks.episode[e] = episode;
     a.tracks.origin[e] = origin;
+    a.tracks.family[e] = ws.family;
     a.on_rebuilt(e, ws.num_gates);
     if constexpr (Pipeline::has_grid) {
       // The grid stage takes a random track that passed (not the fallback).

@@ -6,6 +6,7 @@
 #include <track_gen/detail/fields.hpp>
 #include <track_gen/detail/generate/generate_track.hpp>
 #include <track_gen/detail/host_checks.hpp>
+#include <track_gen/detail/stages/random_family.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/detail/select/env_selection.hpp>
@@ -43,6 +44,13 @@ struct generator_plan {
   std::size_t bytes = 0;
 };
 
+/// The most control points a random track of `p` has: the largest count of the families `p` can
+/// draw (stages::random_family), and polar.control_points for pipelines that run
+/// stages::random_polar directly.
+inline int random_control_points(const track_params& p) {
+  return std::max(p.polar.control_points, stages::random_family::max_control_points(p));
+}
+
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
 inline generator_plan make_generator_plan(const track_params& params, float spacing, const sanitized_tracks* user,
                                           user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid,
@@ -52,16 +60,16 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
   // layout's int fields are used.
   using sz = std::size_t;
   const sz fallback = static_cast<sz>(fallback_control_points);
-  const sz m = static_cast<sz>(params.polar.control_points);
+  const sz m = static_cast<sz>(random_control_points(params));
   const sz per = static_cast<sz>(params.spline.samples_per_segment);
   sz control_cap = std::max(m, fallback);
   sz random_control_cap = m;  // the repulsive stage only runs on random tracks
   sz dense_cap = control_cap * per;
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
-    const sz cap = std::max(static_cast<sz>(v.polar.control_points), fallback);
+    const sz cap = std::max(static_cast<sz>(random_control_points(v)), fallback);
     control_cap = std::max(control_cap, cap);
-    random_control_cap = std::max(random_control_cap, static_cast<sz>(v.polar.control_points));
+    random_control_cap = std::max(random_control_cap, static_cast<sz>(random_control_points(v)));
     dense_cap = std::max(dense_cap, cap * static_cast<sz>(v.spline.samples_per_segment));
     length_cap = std::max(length_cap, v.validate.length_max);
   }
@@ -116,7 +124,7 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
 /// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the three
 /// terms (repulsive, per-attempt shaping and clearance, dense_repulsive) for messages.
 inline double track_operations(const track_params& p, double dense, bool random, bool grid, double* parts = nullptr) {
-  const double m = p.polar.control_points, n = p.num_samples;
+  const double m = random_control_points(p), n = p.num_samples;
   const double attempts = random ? p.validate.max_attempts : 1.0;
   const double repulsive = random ? attempts * p.repulsive.max_iterations * m * m : 0.0;
   // Each attempt (and the fallback) evaluates the dense samples, resamples them, and tests the
@@ -137,7 +145,7 @@ inline double track_operations(const track_params& p, double dense, bool random,
 /// The dense samples one track of `p` evaluates at most: M x samples_per_segment (M at least the
 /// fallback's control points) for random tracks, the plan's dense capacity for user tracks.
 inline double track_dense_samples(const track_params& p, const generator_plan& plan, bool random) {
-  return random ? static_cast<double>(std::max(p.polar.control_points, fallback_control_points)) *
+  return random ? static_cast<double>(std::max(random_control_points(p), fallback_control_points)) *
                       p.spline.samples_per_segment
                 : static_cast<double>(plan.scratch.dense_capacity);
 }
@@ -179,7 +187,7 @@ inline void check_budget(const cost_estimate& c, const track_params& params, con
     throw std::invalid_argument(
         "track_gen: one track may cost up to " + format_number(c.operations_per_track) +
         " operations in the worst case (track_gen::estimate_cost: repulsive stage validate.max_attempts x "
-        "repulsive.max_iterations x polar.control_points^2 = " + format_number(parts[0]) +
+        "repulsive.max_iterations x (control points)^2 = " + format_number(parts[0]) +
         ", dense samples and clearance tests of every attempt " + format_number(parts[1]) +
         ", dense_repulsive max_windows x iterations_per_window x dense samples^2 = " + format_number(parts[2]) +
         "), more than the budget track_params.budget.operations_per_track = " + format_number(b.operations_per_track) +

@@ -16,6 +16,9 @@ struct random_polar {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 1;
 
+  /// The control points it writes for `p` (host; sizes the scratch).
+  static int max_control_points(const track_params& p) { return p.polar.control_points; }
+
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
@@ -31,6 +34,7 @@ struct random_polar {
       ws.control[i] = f3(r * std::cos(angle), r * std::sin(angle), z);
     }
     ws.num_control = m;
+    ws.family = static_cast<int>(generator_family::polar);
     ctx.sync();
   }
 };

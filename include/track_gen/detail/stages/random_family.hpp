@@ -1,0 +1,85 @@
+#pragma once
+/// @file
+/// stages::random_family: the generate stage that draws each env's generator family and runs
+/// it. The families' stages are registered in `family_stages` below, in generator_family order.
+
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/stages/generate_stages.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/params.hpp>
+#include <track_gen/random.hpp>
+
+#include <algorithm>
+
+namespace track_gen {
+
+namespace detail {
+
+/// Whether any family weight is positive (the mix is on).
+TRACK_GEN_HD inline bool mixes_families(const generator_params& g) {
+  for (int f = 0; f < num_generator_families; ++f)
+    if (g.weights[f] > 0.0f) return true;
+  return false;
+}
+
+/// The family of env `global_env`'s track in `episode`: `g.family` when no weight is positive,
+/// else the first family f with u * sum < w_0 + ... + w_f, u uniform in [0, 1) from Philox
+/// (seed, global_env, episode, attempt 0, stage `stage_id`, draw 0). Families of weight 0 are
+/// never drawn (the comparison is strict, and a rounding at the top end falls on the last
+/// family of positive weight).
+TRACK_GEN_HD inline generator_family draw_family(const generator_params& g, std::uint64_t seed, std::uint32_t global_env,
+                                                 std::uint32_t episode, std::uint32_t stage_id) {
+  if (!mixes_families(g)) return g.family;
+  float sum = 0.0f;
+  int last = 0;
+  for (int f = 0; f < num_generator_families; ++f) {
+    sum += g.weights[f];
+    if (g.weights[f] > 0.0f) last = f;
+  }
+  const float target = philox_stream(seed, global_env, episode, 0u, stage_id).uniform(0u).v[0] * sum;
+  float cumulative = 0.0f;
+  for (int f = 0; f < num_generator_families; ++f) {
+    cumulative += g.weights[f];
+    if (g.weights[f] > 0.0f && target < cumulative) return static_cast<generator_family>(f);
+  }
+  return static_cast<generator_family>(last);
+}
+
+/// Whether family f can be drawn under `g` (it is `g.family`, or its weight is positive).
+inline bool family_in_use(const generator_params& g, generator_family f) {
+  return mixes_families(g) ? g.weights[static_cast<int>(f)] > 0.0f : g.family == f;
+}
+
+}  // namespace detail
+
+namespace stages {
+
+/// Draws each env's generator family (generator_params: one family for the batch, or a mix by
+/// weights, drawn once per env and episode) and runs that family's stage, which writes the
+/// control points. Random stream: stage 9 for the draw (only when the mix is on), then the
+/// family stage's own. With the default parameters (family polar, no weights) it is exactly
+/// stages::random_polar. Sets `ws.family`.
+struct random_family {
+  static constexpr detail::stage_role role = detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 9;
+
+  /// The most control points any family that `p` can draw writes (host; sizes the scratch).
+  static int max_control_points(const track_params& p) {
+    int m = 0;
+    if (detail::family_in_use(p.generator, generator_family::polar)) m = std::max(m, random_polar::max_control_points(p));
+    return m;
+  }
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    const generator_family f = detail::draw_family(p.generator, ws.seed, ws.global_env, ws.episode, stage_id);
+    switch (f) {
+      case generator_family::polar:
+      default: random_polar::run(ctx, ws, p); break;
+    }
+    ws.family = static_cast<int>(f);
+  }
+};
+
+}  // namespace stages
+}  // namespace track_gen
