@@ -58,6 +58,30 @@ inline float3 v3(double x, double y, double z = 0.0) {
   return r;
 }
 
+inline float4 q4(double x, double y, double z, double w) {
+  float4 q;
+  q.x = static_cast<float>(x);
+  q.y = static_cast<float>(y);
+  q.z = static_cast<float>(z);
+  q.w = static_cast<float>(w);
+  return q;
+}
+
+inline float2 f2d(double x, double y) {
+  float2 r;
+  r.x = static_cast<float>(x);
+  r.y = static_cast<float>(y);
+  return r;
+}
+
+/// The unit quaternion (x, y, z, w) of z-y-x Euler angles: Rz(yaw) Ry(pitch) Rx(roll), in double.
+inline float4 euler_quaternion(double yaw, double pitch = 0.0, double roll = 0.0) {
+  const double cy = std::cos(yaw / 2), sy = std::sin(yaw / 2), cp = std::cos(pitch / 2), sp = std::sin(pitch / 2);
+  const double cr = std::cos(roll / 2), sr = std::sin(roll / 2);
+  return q4(sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy);
+}
+
 inline bool has(std::uint32_t word, std::uint32_t bit) { return (word & bit) != 0u; }
 
 /// Distance between two arc lengths on a closed curve of length `length`.
