@@ -523,6 +523,7 @@ struct backend_support<tg::backend::cuda> {
    public:
     explicit buffer(std::size_t n) : n_(n) { check_cuda(cudaMalloc(&p_, sizeof(T) * (n == 0 ? 1 : n)), "cudaMalloc"); }
     ~buffer() { (void)cudaFree(p_); }
+    buffer(buffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
     buffer(const buffer&) = delete;
     buffer& operator=(const buffer&) = delete;
     T* data() { return p_; }
