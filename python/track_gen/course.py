@@ -397,7 +397,9 @@ class Course:
 
         Args:
             position: float32 ``[E, 3]`` [m] on the course's device, or ``None``: the bound position.
-            window: segments searched around the last foot; ``<= 0``: every segment.
+            window: segments searched around the last foot; ``<= 0``: every segment (the first
+                call always searches every segment; after ``regenerate`` or a teleport the next
+                call reports ``lost`` once and recovers).
             seed_convention: ``n`` positive to the RIGHT, as the seed system's ``TrackFrame.n``
                 (negated in place after the query).
         Returns:
@@ -418,8 +420,11 @@ class Course:
             "lost": torch.zeros(E, dtype=torch.uint8, device=dev),
             "segment": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
-        self._impl.localize(position, b["segment"], int(window), b["s"], b["n"], b["n_up"], b["curvature"],
-                            b["heading"], b["lost"], _stream_arg(stream))
+        # The first call has no previous foot: search every segment instead of reporting lost.
+        cold = not b.setdefault("warm", False)
+        b["warm"] = True
+        self._impl.localize(position, b["segment"], 0 if cold else int(window), b["s"], b["n"], b["n_up"],
+                            b["curvature"], b["heading"], b["lost"], _stream_arg(stream))
         if seed_convention:
             with _torch_stream(stream):
                 torch.neg(b["n"], out=b["n"])
@@ -535,8 +540,10 @@ class Course:
                 b["quat"][:, :3].copy_(orientation[:, 1:])
                 b["quat"][:, 3].copy_(orientation[:, 0])
             quat = b["quat"]
-        self._impl.collide(position, quat, half_extents, b["hints"], int(window), b["flags"], b["distance"],
-                           b["nearest"], b["normal"], b["side"], _stream_arg(stream))
+        cold = not b.setdefault("warm", False)  # the first call: no previous foot, no window
+        b["warm"] = True
+        self._impl.collide(position, quat, half_extents, b["hints"], 0 if cold else int(window), b["flags"],
+                           b["distance"], b["nearest"], b["normal"], b["side"], _stream_arg(stream))
         with _torch_stream(stream):
             torch.bitwise_and(b["flags"], 1, out=b["oob"])
         return BoxContact(b["oob"], b["distance"], b["nearest"], b["normal"], b["side"], b["flags"])

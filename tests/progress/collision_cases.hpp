@@ -83,15 +83,6 @@ class track_copy {
 #undef TRACK_GEN_MEMBER
 };
 
-/// The arrays of a host snapshot (for track_refs used on the host, whatever the backend).
-inline tg::track_arrays host_arrays(tg::track_snapshot& t) {
-  tg::track_arrays a;
-#define TRACK_GEN_HOST(name, type, ext, doc) a.name = t.name.data();
-  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_HOST)
-#undef TRACK_GEN_HOST
-  return a;
-}
-
 struct box_query {
   int env;
   tg::box b;

@@ -267,6 +267,15 @@ inline polygon_point polygon_at(const tg::track_snapshot& t, int e, double u) {
   return q;
 }
 
+/// The arrays of a host snapshot (for track_refs used on the host, whatever the backend).
+inline tg::track_arrays host_arrays(tg::track_snapshot& t) {
+  tg::track_arrays a;
+#define TRACK_GEN_HOST(name, type, ext, doc) a.name = t.name.data();
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_HOST)
+#undef TRACK_GEN_HOST
+  return a;
+}
+
 /// `d` [rad] wrapped into (-pi, pi], in double.
 inline double wrap_angle(double d) {
   d = std::remainder(d, 2.0 * pi);

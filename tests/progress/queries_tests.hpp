@@ -27,11 +27,7 @@ namespace progress_test {
 
 /// A host track_batch_ref over the arrays of a snapshot (the reference's input).
 inline tg::track_batch_ref host_batch(tg::track_snapshot& s) {
-  tg::track_arrays a;
-#define TRACK_GEN_HOST_ARRAY(name, type, ext, doc) a.name = s.name.data();
-  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_HOST_ARRAY)
-#undef TRACK_GEN_HOST_ARRAY
-  return tg::track_batch_ref(a, s.num_envs, s.num_samples, s.max_gates);
+  return tg::track_batch_ref(host_arrays(s), s.num_envs, s.num_samples, s.max_gates);
 }
 
 /// A host progress_arrays over the vectors of a progress snapshot.
@@ -461,5 +457,63 @@ TEST_CASE_TEMPLATE_DEFINE("batch queries reject bad arguments on the host, namin
     check_rejects([&] { tg::localize<B>(b, pos.data(), host_hints.data(), 8, {}, st); }, "localize: hints");
   }
 }
+
+#if defined(__CUDACC__)
+TEST_CASE("batch queries recorded into a CUDA graph replay bit for bit as the eager calls") {
+  query_fixture<tg::cuda_policy> f(query_envs());
+  const int E = f.num_envs, N = f.tracks.num_samples;
+  lcg rng{404u};
+  std::vector<float3> pos(E);
+  std::vector<int> hints(E);
+  for (int e = 0; e < E; ++e) {
+    const double u = rng.next() * f.length(e);
+    pos[e] = f.near_track(e, u, (rng.next() - 0.5) * f.half_width(e), 0.0);
+    hints[e] = static_cast<int>(u / f.length(e) * N) + (e % 5 == 0 ? N / 2 : 0);
+  }
+  auto positions = f.upload(pos);
+  auto hint_buf = f.upload(hints);
+  query_fixture<tg::cuda_policy>::buffer<float> s(E), n(E), ahead_yaw(E);
+  query_fixture<tg::cuda_policy>::buffer<float3> ahead(static_cast<std::size_t>(E) * 4);
+  ahead_yaw.upload(std::vector<float>(E, 0.3f), f.r.stream());
+  tg::localize_outputs out;
+  out.s = s.data(), out.n = n.data();
+  const tg::track_batch_ref b = f.r.course().view().batch();
+  auto run = [&](::cuda::stream_ref st) {
+    tg::localize<tg::backend::cuda>(b, positions.data(), hint_buf.data(), 8, out, st);
+    tg::track_ahead<tg::backend::cuda>(b, s.data(), positions.data(), ahead_yaw.data(), 4, 1.5f, ahead.data(), st);
+  };
+  run(f.r.stream().get());
+  const auto eager_s = s.download(f.r.stream()), eager_n = n.download(f.r.stream());
+  const auto eager_ahead = ahead.download(f.r.stream());
+  const auto eager_hints = hint_buf.download(f.r.stream());
+  hint_buf.upload(hints, f.r.stream());
+  s.upload(std::vector<float>(E, -1.0f), f.r.stream());
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaStreamBeginCapture(f.r.stream().raw(), cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  run(f.r.stream().get());
+  check_cuda(cudaStreamEndCapture(f.r.stream().raw(), &graph), "cudaStreamEndCapture");
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  std::size_t nodes = 0;
+  check_cuda(cudaGraphGetNodes(graph, nullptr, &nodes), "cudaGraphGetNodes");
+  CHECK(nodes == 2);  // one kernel per query, nothing else
+  check_cuda(cudaGraphLaunch(exec, f.r.stream().raw()), "cudaGraphLaunch");
+  const auto got_s = s.download(f.r.stream()), got_n = n.download(f.r.stream());
+  const auto got_ahead = ahead.download(f.r.stream());
+  const auto got_hints = hint_buf.download(f.r.stream());
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+  for (int e = 0; e < E; ++e) {
+    CHECK(same_bits(got_s[e], eager_s[e]));
+    CHECK(same_bits(got_n[e], eager_n[e]));
+    CHECK(got_hints[e] == eager_hints[e]);
+    for (int i = 0; i < 4; ++i) {
+      CHECK(same_bits(got_ahead[e * 4 + i].x, eager_ahead[e * 4 + i].x));
+      CHECK(same_bits(got_ahead[e * 4 + i].y, eager_ahead[e * 4 + i].y));
+    }
+  }
+}
+#endif
 
 }  // namespace progress_test
