@@ -19,6 +19,7 @@
 #include <track_gen/presets.hpp>
 #include <track_gen/progress_tracker.hpp>
 #include <track_gen/props.hpp>
+#include <track_gen/queries.hpp>
 #include <track_gen/random.hpp>
 #include <track_gen/shape_metrics.hpp>
 #include <track_gen/shard.hpp>

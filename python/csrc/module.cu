@@ -179,6 +179,23 @@ tg::user_tracks user_tracks_of(const std::vector<at::Tensor>& points, const std:
   return t;
 }
 
+
+// ---- batch queries (queries.hpp) ----------------------------------------------------------------
+
+/// `t`'s data as T* after checking it is a contiguous tensor of `type` and `shape` on CUDA device
+/// `device` (std::invalid_argument naming `name` otherwise).
+template <class T>
+T* query_tensor(const at::Tensor& t, at::ScalarType type, const std::vector<std::int64_t>& shape, c10::DeviceIndex device,
+                const char* name) {
+  std::string wanted = std::string("a ") + c10::toString(type) + " tensor of shape [";
+  for (std::size_t i = 0; i < shape.size(); ++i) wanted += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  wanted += "]";
+  tt::detail::require_on_device(t, device, name, wanted);
+  if (t.scalar_type() != type || t.sizes().vec() != shape)
+    throw std::invalid_argument(std::string("track_gen: ") + name + " must be " + wanted + "; got " + tt::detail::describe(t));
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
 class py_course {
  public:
   /// Random tracks when `user_points` is empty; otherwise user tracks: one float32 [P, 3] CPU
@@ -249,6 +266,96 @@ class py_course {
   float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
   int device() const { return device_; }
   py::dict params() const { return params_dict(course_->params()); }
+
+  // Batch queries (queries.hpp): course.py preallocates the outputs and checks every tensor;
+  // checked again here for C++ callers. Asynchronous on the stream; nothing allocated.
+  void localize(const at::Tensor& position, const at::Tensor& hints, int window, const at::Tensor& s, const at::Tensor& n,
+                const at::Tensor& vertical, const at::Tensor& curvature, const at::Tensor& heading, const at::Tensor& lost,
+                std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::localize_outputs out;
+    out.s = query_tensor<float>(s, at::kFloat, {e}, device_, "s");
+    out.n = query_tensor<float>(n, at::kFloat, {e}, device_, "n");
+    out.vertical = query_tensor<float>(vertical, at::kFloat, {e}, device_, "vertical");
+    out.curvature = query_tensor<float>(curvature, at::kFloat, {e}, device_, "curvature");
+    out.heading = query_tensor<float>(heading, at::kFloat, {e}, device_, "heading");
+    out.lost = query_tensor<std::uint8_t>(lost, at::kByte, {e}, device_, "lost");
+    tg::localize<tg::backend::cuda>(course_->view().batch(), tt::positions(position, e, device_, "position"),
+                                    query_tensor<int>(hints, at::kInt, {e}, device_, "hints"), window, out,
+                                    stream_of(stream, device_));
+  }
+
+  void track_ahead(const at::Tensor& s, const at::Tensor& position, const at::Tensor& yaw, int count, float spacing,
+                   const at::Tensor& out, std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::track_ahead<tg::backend::cuda>(course_->view().batch(), query_tensor<float>(s, at::kFloat, {e}, device_, "s"),
+                                       tt::positions(position, e, device_, "position"),
+                                       query_tensor<float>(yaw, at::kFloat, {e}, device_, "yaw"), count, spacing,
+                                       query_tensor<float3>(out, at::kFloat, {e, count, 3}, device_, "out"),
+                                       stream_of(stream, device_));
+  }
+
+  void progress_delta(const at::Tensor& s_prev, const at::Tensor& s_now, const at::Tensor& out,
+                      std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::progress_delta<tg::backend::cuda>(course_->view().batch(), query_tensor<float>(s_prev, at::kFloat, {e}, device_, "s_prev"),
+                                          query_tensor<float>(s_now, at::kFloat, {e}, device_, "s_now"),
+                                          query_tensor<float>(out, at::kFloat, {e}, device_, "out"), stream_of(stream, device_));
+  }
+
+  /// `mask`, `lateral`: None allowed (every env; on the centreline).
+  void spawn(const std::optional<at::Tensor>& mask, const at::Tensor& s, const std::optional<at::Tensor>& lateral,
+             const at::Tensor& position, const at::Tensor& yaw, std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    const tg::env_mask m = mask.has_value() ? tt::mask(*mask, e, device_, "mask") : tg::env_mask{};
+    const float* lat = lateral.has_value() ? query_tensor<float>(*lateral, at::kFloat, {e}, device_, "lateral") : nullptr;
+    tg::spawn<tg::backend::cuda>(course_->view(), m, query_tensor<float>(s, at::kFloat, {e}, device_, "s"), lat,
+                                 query_tensor<float3>(position, at::kFloat, {e, 3}, device_, "position"),
+                                 query_tensor<float>(yaw, at::kFloat, {e}, device_, "yaw"), stream_of(stream, device_));
+  }
+
+  /// `orientation`: (x, y, z, w) here (course.py reorders Isaac Lab's (w, x, y, z)).
+  void collide(const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+               const at::Tensor& hints, int window, const at::Tensor& flags, const at::Tensor& clearance,
+               const at::Tensor& nearest, const at::Tensor& normal, const at::Tensor& side,
+               std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::box_contact_outputs out;
+    out.flags = query_tensor<std::uint32_t>(flags, at::kInt, {e}, device_, "flags");
+    out.clearance = query_tensor<float>(clearance, at::kFloat, {e}, device_, "clearance");
+    out.nearest = query_tensor<float3>(nearest, at::kFloat, {e, 3}, device_, "nearest");
+    out.normal = query_tensor<float3>(normal, at::kFloat, {e, 3}, device_, "normal");
+    out.side = query_tensor<int>(side, at::kInt, {e}, device_, "side");
+    tg::collide_boxes<tg::backend::cuda>(course_->view().batch(), tt::positions(position, e, device_, "position"),
+                                         query_tensor<float4>(orientation, at::kFloat, {e, 4}, device_, "orientation"),
+                                         query_tensor<float2>(half_extents, at::kFloat, {e, 2}, device_, "half_extents"),
+                                         query_tensor<int>(hints, at::kInt, {e}, device_, "hints"), window, out,
+                                         stream_of(stream, device_));
+  }
+
+  void speed_profile(float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out,
+                     std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    tg::speed_profile<tg::backend::cuda>(
+        course_->view().batch(), tg::speed_limits{a_lat_max, a_accel, a_brake, v_cap},
+        query_tensor<float>(out, at::kFloat, {course_->num_envs(), course_->num_samples()}, device_, "out"),
+        stream_of(stream, device_));
+  }
+
+  /// `side`: 0 left, 1 right.
+  void cones(int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count,
+             std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::border_cones<tg::backend::cuda>(course_->view().batch(), static_cast<tg::border_side>(side), spacing, capacity,
+                                        query_tensor<float3>(out, at::kFloat, {e, capacity, 3}, device_, "out"),
+                                        query_tensor<int>(count, at::kInt, {e}, device_, "count"), stream_of(stream, device_));
+  }
 
  private:
   c10::DeviceIndex device_;
@@ -351,7 +458,56 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("max_gates", &py_course::max_gates)
       .def_property_readonly("checkpoint_spacing", &py_course::checkpoint_spacing)
       .def_property_readonly("device", &py_course::device)
-      .def("params", &py_course::params);
+      .def("params", &py_course::params)
+      .def("localize",
+           [](py_course& c, const at::Tensor& position, const at::Tensor& hints, int window, const at::Tensor& s,
+              const at::Tensor& n, const at::Tensor& vertical, const at::Tensor& curvature, const at::Tensor& heading,
+              const at::Tensor& lost, opt_stream st) {
+             python_errors([&] { c.localize(position, hints, window, s, n, vertical, curvature, heading, lost, st); });
+           },
+           py::arg("position"), py::arg("hints"), py::arg("window"), py::arg("s"), py::arg("n"), py::arg("vertical"),
+           py::arg("curvature"), py::arg("heading"), py::arg("lost"), py::arg("stream") = py::none())
+      .def("track_ahead",
+           [](py_course& c, const at::Tensor& s, const at::Tensor& position, const at::Tensor& yaw, int count, float spacing,
+              const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.track_ahead(s, position, yaw, count, spacing, out, st); });
+           },
+           py::arg("s"), py::arg("position"), py::arg("yaw"), py::arg("count"), py::arg("spacing"), py::arg("out"),
+           py::arg("stream") = py::none())
+      .def("progress_delta",
+           [](py_course& c, const at::Tensor& s_prev, const at::Tensor& s_now, const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.progress_delta(s_prev, s_now, out, st); });
+           },
+           py::arg("s_prev"), py::arg("s_now"), py::arg("out"), py::arg("stream") = py::none())
+      .def("spawn",
+           [](py_course& c, const std::optional<at::Tensor>& mask, const at::Tensor& s, const std::optional<at::Tensor>& lateral,
+              const at::Tensor& position, const at::Tensor& yaw, opt_stream st) {
+             python_errors([&] { c.spawn(mask, s, lateral, position, yaw, st); });
+           },
+           py::arg("mask"), py::arg("s"), py::arg("lateral"), py::arg("position"), py::arg("yaw"), py::arg("stream") = py::none())
+      .def("collide",
+           [](py_course& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+              const at::Tensor& hints, int window, const at::Tensor& flags, const at::Tensor& clearance,
+              const at::Tensor& nearest, const at::Tensor& normal, const at::Tensor& side, opt_stream st) {
+             python_errors([&] {
+               c.collide(position, orientation, half_extents, hints, window, flags, clearance, nearest, normal, side, st);
+             });
+           },
+           py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("hints"), py::arg("window"),
+           py::arg("flags"), py::arg("clearance"), py::arg("nearest"), py::arg("normal"), py::arg("side"),
+           py::arg("stream") = py::none())
+      .def("speed_profile",
+           [](py_course& c, float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.speed_profile(a_lat_max, a_accel, a_brake, v_cap, out, st); });
+           },
+           py::arg("a_lat_max"), py::arg("a_accel"), py::arg("a_brake"), py::arg("v_cap"), py::arg("out"),
+           py::arg("stream") = py::none())
+      .def("cones",
+           [](py_course& c, int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count, opt_stream st) {
+             python_errors([&] { c.cones(side, spacing, capacity, out, count, st); });
+           },
+           py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("out"), py::arg("count"),
+           py::arg("stream") = py::none());
 
   m.def(
       "capture_info",

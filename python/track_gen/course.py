@@ -27,7 +27,7 @@ from typing import NamedTuple, Optional
 from .exec import recording
 from .pipeline.presets import TrackParams
 
-__all__ = ["Course", "Progress", "Tracks", "status_bits"]
+__all__ = ["BoxContact", "Cones", "Course", "Progress", "Spawn", "TrackFrame", "Tracks", "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -66,6 +66,44 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class TrackFrame(NamedTuple):
+    """Where each agent is on its track (:meth:`Course.localize`), ``[E]`` tensors on the course's
+    device, overwritten by the next call (``.clone()`` what you keep). Names of the seed system's
+    ``TrackFrame`` where it has them."""
+    s: object          #: float32 [E] [m]: arc length of the nearest centreline point, in [0, L)
+    n: object          #: float32 [E] [m]: lateral offset, positive LEFT (positive right with seed_convention=True)
+    n_up: object       #: float32 [E] [m]: height above the centreline at that point
+    curvature: object  #: float32 [E] [1/m]: signed curvature there, positive turning left
+    heading: object    #: float32 [E] [rad]: yaw of the centreline there, in (-pi, pi]
+    lost: object       #: bool [E]: the windowed search failed and every segment was searched
+    segment: object    #: int32 [E]: sample index of the foot's segment (the warm start of the next call)
+
+
+class BoxContact(NamedTuple):
+    """Each agent's box against its road band (:meth:`Course.collide`), ``[E]`` tensors (``[E, 3]``
+    for points), overwritten by the next call. Names of the seed system's ``BoxContact`` where
+    the meaning is the same."""
+    oob: object       #: int32 [E]: 1 when a corner is off the road (flags bit 0)
+    distance: object  #: float32 [E] [m]: + clearance to the nearer border, - deepest corner penetration; NaN when invalid
+    nearest: object   #: float32 [E, 3] [m]: border point facing the critical corner
+    normal: object    #: float32 [E, 3]: unit inward normal there
+    side: object      #: int32 [E]: 0 the left border, 1 the right one (not the seed's inner/outer)
+    flags: object     #: int32 [E]: C++ contact_flags bits: 1 out_of_bounds, 2 lost, 4 invalid box
+
+
+class Spawn(NamedTuple):
+    """Where to put the spawned agents (:meth:`Course.spawn`): entries of envs outside the mask keep
+    their previous values (zeros before the first spawn)."""
+    position: object  #: float32 [E, 3] [m]: centreline height (add your ride height)
+    yaw: object       #: float32 [E] [rad]: heading of the direction of travel
+
+
+class Cones(NamedTuple):
+    """Cones along one border (:meth:`Course.cones`)."""
+    position: object  #: float32 [E, C, 3] [m]: count[e] cones then NaN padding (cut at C)
+    count: object     #: int32 [E]: cones of each env's border; more than C means its row was cut
+
+
 def _stream_arg(stream) -> Optional[int]:
     """None (torch's current stream on the course's device), a torch.cuda.Stream or an int handle."""
     if stream is None:
@@ -74,6 +112,19 @@ def _stream_arg(stream) -> Optional[int]:
     if isinstance(handle, bool) or not isinstance(handle, int):
         raise TypeError(f"stream must be None, a torch.cuda.Stream or an int handle, got {type(stream).__name__}")
     return handle
+
+
+def _torch_stream(stream):
+    """A context that makes torch run on `stream` (the stream the library's call ran on), so that
+    torch's own work on the outputs is ordered after it."""
+    import contextlib  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415 - only with the extension
+    if stream is None:
+        return contextlib.nullcontext()
+    if isinstance(stream, torch.cuda.Stream):
+        return torch.cuda.stream(stream)
+    return torch.cuda.stream(torch.cuda.ExternalStream(_stream_arg(stream)))
 
 
 def _user_points(tracks) -> list:
@@ -308,6 +359,228 @@ class Course:
     def position(self):
         """The bound position tensor (None before ``bind``)."""
         return self._position
+
+    # ---- batch queries (C++ queries.hpp) --------------------------------------------------------
+    #
+    # Each runs one kernel (one thread per env) on ``stream`` (torch's current stream by default)
+    # and writes into output tensors the Course allocates on the first call of each query (and
+    # of each shape: num_points, capacity, side) and reuses afterwards, so a captured graph
+    # replays into the same tensors: make that first call before capturing (it also loads the
+    # kernel). The returned tensors are overwritten by the next call: ``.clone()`` what you keep.
+    # Positions are in each env's track frame (bound positions are). Lateral offsets and
+    # curvature are positive to the LEFT of the direction of travel.
+
+    def _buffers(self, key, make):
+        """The output tensors of query `key`, made by `make()` on first use."""
+        bufs = self.__dict__.setdefault("_query_buffers", {})
+        if key not in bufs:
+            bufs[key] = make()
+        return bufs[key]
+
+    def _note(self):
+        reg = recording.current()
+        if reg is not None:
+            reg.note(self)
+
+    def _float_e(self, t, name):
+        self._check_tensor(t, name, ("float32",), (self.num_envs,), f"a float32 tensor of shape [{self.num_envs}]")
+
+    def _points_e(self, t, name, width=3):
+        self._check_tensor(t, name, ("float32",), (self.num_envs, width),
+                           f"a float32 tensor of shape [{self.num_envs}, {width}]")
+
+    def localize(self, position=None, window: int = 8, seed_convention: bool = False, stream=None) -> TrackFrame:
+        """Localizes every agent (C++ ``localize``): arc length ``s``, lateral offset ``n``, height
+        ``n_up``, curvature and heading at the nearest centreline point, warm-started from the
+        previous call's ``segment`` (searching ``window`` segments around it, every segment
+        when that fails: ``lost``).
+
+        Args:
+            position: float32 ``[E, 3]`` [m] on the course's device, or ``None``: the bound position.
+            window: segments searched around the last foot; ``<= 0``: every segment (the first
+                call always searches every segment; after ``regenerate`` or a teleport the next
+                call reports ``lost`` once and recovers).
+            seed_convention: ``n`` positive to the RIGHT, as the seed system's ``TrackFrame.n``
+                (negated in place after the query).
+        Returns:
+            :class:`TrackFrame` of tensors reused by the next call.
+        Raises:
+            ValueError: a tensor of the wrong dtype, shape, device or layout.
+            RuntimeError: ``position`` is None and nothing is bound.
+        """
+        import torch  # noqa: PLC0415
+        if position is None:
+            position = self._position
+            if position is None:
+                raise RuntimeError("track_gen: localize: no position given and none bound; pass position= or bind()")
+        self._points_e(position, "position")
+        E, dev = self.num_envs, self.device
+        b = self._buffers("localize", lambda: {
+            **{k: torch.zeros(E, device=dev) for k in ("s", "n", "n_up", "curvature", "heading")},
+            "lost": torch.zeros(E, dtype=torch.uint8, device=dev),
+            "segment": torch.zeros(E, dtype=torch.int32, device=dev)})
+        self._note()
+        # The first call has no previous foot: search every segment instead of reporting lost.
+        cold = not b.setdefault("warm", False)
+        b["warm"] = True
+        self._impl.localize(position, b["segment"], 0 if cold else int(window), b["s"], b["n"], b["n_up"],
+                            b["curvature"], b["heading"], b["lost"], _stream_arg(stream))
+        if seed_convention:
+            with _torch_stream(stream):
+                torch.neg(b["n"], out=b["n"])
+        return TrackFrame(b["s"], b["n"], b["n_up"], b["curvature"], b["heading"], b["lost"].view(torch.bool),
+                          b["segment"])
+
+    def track_ahead(self, num_points: int, spacing: float, yaw, position=None, s=None, stream=None):
+        """The centreline ahead of every agent in its own frame (C++ ``track_ahead``): point i of
+        env e at arc length s[e] + spacing (i + 1), as (x forward, y left, z up) [m] relative to
+        the agent at ``position[e]`` with heading ``yaw[e]``.
+
+        Args:
+            num_points: K > 0 points per env. spacing: arc length between them [m], finite and
+                non-zero (negative looks behind).
+            yaw: float32 ``[E]`` [rad], the agents' headings about +z from +x (e.g. from a
+                quaternion: atan2(2 (w z + x y), 1 - 2 (y^2 + z^2))).
+            position: float32 ``[E, 3]`` or ``None`` (the bound position).
+            s: float32 ``[E]`` [m] arc lengths to start from, or ``None``: :meth:`localize` of
+                ``position`` is run first (pass ``localize(...).s`` to save that kernel).
+        Returns:
+            float32 ``[E, K, 3]``, reused by the next call with the same K.
+        Raises:
+            ValueError: K <= 0, spacing zero or not finite, a tensor of the wrong kind.
+        """
+        import torch  # noqa: PLC0415
+        if position is None:
+            position = self._position
+            if position is None:
+                raise RuntimeError("track_gen: track_ahead: no position given and none bound")
+        if s is None:
+            s = self.localize(position, stream=stream).s
+        self._float_e(s, "s")
+        self._float_e(yaw, "yaw")
+        self._points_e(position, "position")
+        k = int(num_points)
+        if k <= 0:
+            raise ValueError(f"track_gen: track_ahead: num_points = {num_points}, expected > 0")
+        out = self._buffers(("track_ahead", k), lambda: torch.zeros(self.num_envs, k, 3, device=self.device))
+        self._note()
+        self._impl.track_ahead(s, position, yaw, k, float(spacing), out, _stream_arg(stream))
+        return out
+
+    def progress_delta(self, s_prev, s_now, stream=None):
+        """Signed progress from ``s_prev`` to ``s_now`` (float32 ``[E]`` [m]) along each loop,
+        wrap-aware at the start line, in (-L/2, L/2] (C++ ``progress_delta``): a reward term.
+        Returns float32 ``[E]`` [m], reused by the next call."""
+        import torch  # noqa: PLC0415
+        self._float_e(s_prev, "s_prev")
+        self._float_e(s_now, "s_now")
+        out = self._buffers("progress_delta", lambda: torch.zeros(self.num_envs, device=self.device))
+        self._note()
+        self._impl.progress_delta(s_prev, s_now, out, _stream_arg(stream))
+        return out
+
+    def spawn(self, mask, s, lateral=None, stream=None) -> Spawn:
+        """Spawns the masked agents at arc length ``s`` (C++ ``spawn``): resets their progress as
+        if they stood there (next gate = the first gate ahead; no lap before a full circuit from
+        there) and returns the pose to put them at.
+
+        Args:
+            mask: ``None`` (every env) or an ``[E]`` int32, bool or uint8 tensor (nonzero: spawn).
+            s: float32 ``[E]`` [m], any real (wrapped into [0, L)); a non-finite entry resets that
+                env to the start line and sets its ``invalid_input`` status bit.
+            lateral: float32 ``[E]`` [m] left of the centreline (negative: right), or ``None``: 0.
+        Returns:
+            :class:`Spawn` (position ``[E, 3]``, yaw ``[E]``): entries of unmasked envs are not
+            written (they keep the previous call's values).
+        """
+        import torch  # noqa: PLC0415
+        if mask is not None:
+            self._check_tensor(mask, "mask", ("int32", "bool", "uint8"), (self.num_envs,),
+                               f"an int32, bool or uint8 tensor of shape [{self.num_envs}]")
+        self._float_e(s, "s")
+        if lateral is not None:
+            self._float_e(lateral, "lateral")
+        b = self._buffers("spawn", lambda: Spawn(torch.zeros(self.num_envs, 3, device=self.device),
+                                                 torch.zeros(self.num_envs, device=self.device)))
+        self._note()
+        self._impl.spawn(mask, s, lateral, b.position, b.yaw, _stream_arg(stream))
+        return b
+
+    def collide(self, position, orientation, half_extents, xyzw: bool = False, window: int = 8,
+                stream=None) -> BoxContact:
+        """Each agent's box against its road band (C++ ``collide_boxes``, exact backend): out of
+        bounds when a corner leaves the road; signed clearance; the border point and inward normal
+        facing the critical corner. Warm-started from the previous call (its own hints).
+
+        Args:
+            position: float32 ``[E, 3]`` [m], box centres.
+            orientation: float32 ``[E, 4]`` unit quaternions, body to track frame, in Isaac Lab's
+                **(w, x, y, z)** order (``root_quat_w``) by default; ``xyzw=True`` for (x, y, z, w)
+                (Warp's, the seed system's). Only the yaw counts.
+            half_extents: float32 ``[E, 2]`` [m], forward and left half extents, > 0.
+        A box with NaN/Inf, extents <= 0 or a quaternion norm outside [0.5, 2] gets flags 4
+        (invalid), distance NaN, oob 0; the other envs are unaffected.
+        Returns:
+            :class:`BoxContact`, reused by the next call.
+        """
+        import torch  # noqa: PLC0415
+        self._points_e(position, "position")
+        self._points_e(orientation, "orientation", 4)
+        self._points_e(half_extents, "half_extents", 2)
+        E, dev = self.num_envs, self.device
+        b = self._buffers("collide", lambda: {
+            "quat": torch.zeros(E, 4, device=dev), "hints": torch.zeros(E, dtype=torch.int32, device=dev),
+            "flags": torch.zeros(E, dtype=torch.int32, device=dev), "oob": torch.zeros(E, dtype=torch.int32, device=dev),
+            "distance": torch.zeros(E, device=dev), "nearest": torch.zeros(E, 3, device=dev),
+            "normal": torch.zeros(E, 3, device=dev), "side": torch.zeros(E, dtype=torch.int32, device=dev)})
+        self._note()
+        quat = orientation
+        if not xyzw:  # (w, x, y, z) -> (x, y, z, w), into a buffer of the course's (no allocation)
+            with _torch_stream(stream):
+                b["quat"][:, :3].copy_(orientation[:, 1:])
+                b["quat"][:, 3].copy_(orientation[:, 0])
+            quat = b["quat"]
+        cold = not b.setdefault("warm", False)  # the first call: no previous foot, no window
+        b["warm"] = True
+        self._impl.collide(position, quat, half_extents, b["hints"], 0 if cold else int(window), b["flags"],
+                           b["distance"], b["nearest"], b["normal"], b["side"], _stream_arg(stream))
+        with _torch_stream(stream):
+            torch.bitwise_and(b["flags"], 1, out=b["oob"])
+        return BoxContact(b["oob"], b["distance"], b["nearest"], b["normal"], b["side"], b["flags"])
+
+    def speed_profile(self, a_lat_max: float, a_accel: float, a_brake: float, v_cap: float, stream=None):
+        """The curvature-limited speed profile of every track (C++ ``speed_profile``; the seed
+        system's argument names): v = min(sqrt(a_lat_max / |curvature|), v_cap) at each sample,
+        then acceleration (a_accel) and braking (a_brake) passes around the loop [m/s^2, m/s].
+        O(N) per env: call it after a regeneration, not every step.
+        Returns float32 ``[E, N]`` [m/s], reused by the next call.
+        Raises ValueError naming a limit out of range (a_lat_max, v_cap > 0; a_accel, a_brake >= 0)."""
+        import torch  # noqa: PLC0415
+        out = self._buffers("speed_profile", lambda: torch.zeros(self.num_envs, self.num_samples, device=self.device))
+        self._note()
+        self._impl.speed_profile(float(a_lat_max), float(a_accel), float(a_brake), float(v_cap), out,
+                                 _stream_arg(stream))
+        return out
+
+    def cones(self, side: str = "left", spacing: float = 1.0, capacity: int = 256, stream=None) -> Cones:
+        """Cones along the ``"left"`` or ``"right"`` border of every track (C++ ``border_cones``),
+        round(border length / spacing) of them (at least 3) at an even spacing, closing the loop.
+        The first ``capacity`` go to ``position[e]``, the rest of the row is NaN; ``count[e]`` >
+        capacity means the row was cut. Returns :class:`Cones`, reused by the next call with the
+        same side and capacity.
+        Raises ValueError: side not "left"/"right", spacing <= 0, capacity <= 0."""
+        import torch  # noqa: PLC0415
+        if side not in ("left", "right"):
+            raise ValueError(f"track_gen: cones: side must be 'left' or 'right', got {side!r}")
+        c = int(capacity)
+        if c <= 0:
+            raise ValueError(f"track_gen: cones: capacity = {capacity}, expected > 0")
+        b = self._buffers(("cones", side, c), lambda: Cones(torch.zeros(self.num_envs, c, 3, device=self.device),
+                                                            torch.zeros(self.num_envs, dtype=torch.int32,
+                                                                        device=self.device)))
+        self._note()
+        self._impl.cones(0 if side == "left" else 1, float(spacing), c, b.position, b.count, _stream_arg(stream))
+        return b
 
     def __repr__(self) -> str:
         return (f"Course(preset={self.params.preset!r}, num_envs={self.num_envs}, device={self.device!r}, "

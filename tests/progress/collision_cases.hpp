@@ -34,30 +34,6 @@ namespace progress_test {
 // ---------------------------------------------------------------------------------------------
 // Inputs, and the functors that run the functions under test on the backend.
 
-inline float4 q4(double x, double y, double z, double w) {
-  float4 q;
-  q.x = static_cast<float>(x);
-  q.y = static_cast<float>(y);
-  q.z = static_cast<float>(z);
-  q.w = static_cast<float>(w);
-  return q;
-}
-
-inline float2 f2d(double x, double y) {
-  float2 r;
-  r.x = static_cast<float>(x);
-  r.y = static_cast<float>(y);
-  return r;
-}
-
-/// The unit quaternion (x, y, z, w) of z-y-x Euler angles: Rz(yaw) Ry(pitch) Rx(roll), in double.
-inline float4 euler_quaternion(double yaw, double pitch = 0.0, double roll = 0.0) {
-  const double cy = std::cos(yaw / 2), sy = std::sin(yaw / 2), cp = std::cos(pitch / 2), sp = std::sin(pitch / 2);
-  const double cr = std::cos(roll / 2), sr = std::sin(roll / 2);
-  return q4(sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy,
-            cr * cp * cy + sr * sp * sy);
-}
-
 inline tg::box make_box(float3 centre, double yaw, double hx, double hy) {
   tg::box b;
   b.centre = centre;
@@ -106,15 +82,6 @@ class track_copy {
   TRACK_GEN_TRACK_FIELDS(TRACK_GEN_MEMBER)
 #undef TRACK_GEN_MEMBER
 };
-
-/// The arrays of a host snapshot (for track_refs used on the host, whatever the backend).
-inline tg::track_arrays host_arrays(tg::track_snapshot& t) {
-  tg::track_arrays a;
-#define TRACK_GEN_HOST(name, type, ext, doc) a.name = t.name.data();
-  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_HOST)
-#undef TRACK_GEN_HOST
-  return a;
-}
 
 struct box_query {
   int env;

@@ -58,6 +58,30 @@ inline float3 v3(double x, double y, double z = 0.0) {
   return r;
 }
 
+inline float4 q4(double x, double y, double z, double w) {
+  float4 q;
+  q.x = static_cast<float>(x);
+  q.y = static_cast<float>(y);
+  q.z = static_cast<float>(z);
+  q.w = static_cast<float>(w);
+  return q;
+}
+
+inline float2 f2d(double x, double y) {
+  float2 r;
+  r.x = static_cast<float>(x);
+  r.y = static_cast<float>(y);
+  return r;
+}
+
+/// The unit quaternion (x, y, z, w) of z-y-x Euler angles: Rz(yaw) Ry(pitch) Rx(roll), in double.
+inline float4 euler_quaternion(double yaw, double pitch = 0.0, double roll = 0.0) {
+  const double cy = std::cos(yaw / 2), sy = std::sin(yaw / 2), cp = std::cos(pitch / 2), sp = std::sin(pitch / 2);
+  const double cr = std::cos(roll / 2), sr = std::sin(roll / 2);
+  return q4(sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy);
+}
+
 inline bool has(std::uint32_t word, std::uint32_t bit) { return (word & bit) != 0u; }
 
 /// Distance between two arc lengths on a closed curve of length `length`.
@@ -241,6 +265,15 @@ inline polygon_point polygon_at(const tg::track_snapshot& t, int e, double u) {
   const double tn = std::sqrt(q.tx * q.tx + q.ty * q.ty + q.tz * q.tz);
   q.nx /= nn, q.ny /= nn, q.nz /= nn, q.tx /= tn, q.ty /= tn, q.tz /= tn;
   return q;
+}
+
+/// The arrays of a host snapshot (for track_refs used on the host, whatever the backend).
+inline tg::track_arrays host_arrays(tg::track_snapshot& t) {
+  tg::track_arrays a;
+#define TRACK_GEN_HOST(name, type, ext, doc) a.name = t.name.data();
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_HOST)
+#undef TRACK_GEN_HOST
+  return a;
 }
 
 /// `d` [rad] wrapped into (-pi, pi], in double.
@@ -499,6 +532,7 @@ struct backend_support<tg::backend::cuda> {
    public:
     explicit buffer(std::size_t n) : n_(n) { check_cuda(cudaMalloc(&p_, sizeof(T) * (n == 0 ? 1 : n)), "cudaMalloc"); }
     ~buffer() { (void)cudaFree(p_); }
+    buffer(buffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
     buffer(const buffer&) = delete;
     buffer& operator=(const buffer&) = delete;
     T* data() { return p_; }

@@ -1,0 +1,44 @@
+#pragma once
+/// @file
+/// The batch queries' kernel (queries.hpp): one thread per env runs a per-env operation. Included
+/// by queries.hpp in translation units compiled by nvcc.
+
+#include <track_gen/detail/cuda/error.hpp>
+#include <track_gen/policy.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace track_gen::detail {
+
+/// Threads per block of the query kernel: the operations are independent per env (no block
+/// collectives), so any multiple of 32 works; 128 keeps small batches spread over the SMs.
+inline constexpr int query_block_threads = 128;
+
+/// Thread e runs op(e) for e < count. The operation is copied to a local first: the step kernel
+/// found member calls on a kernel argument misreading parameter space inside a WHILE body
+/// (progress/kernels.cuh); a local copy is what its resident view amounts to once read.
+template <class Op>
+__global__ void __launch_bounds__(query_block_threads) query_kernel(const Op op, int count) {
+  const int e = static_cast<int>(blockIdx.x) * query_block_threads + static_cast<int>(threadIdx.x);
+  if (e >= count) return;
+  const Op local = op;
+  local(e);
+}
+
+/// The CUDA backend of the batch queries: one launch of query_kernel<Op> on `stream` (recorded
+/// into its capture when it is capturing).
+template <>
+struct query_runner<backend::cuda> {
+  template <class Op>
+  static void run(int count, const Op& op, ::cuda::stream_ref stream) {
+    // Loads the kernel now on the current device (CUDA's lazy loading would otherwise load it at
+    // its first launch, which may be inside a capture); a no-op once loaded, and capture-safe.
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, query_kernel<Op>), "loading a batch query kernel");
+    const unsigned blocks = static_cast<unsigned>((count + query_block_threads - 1) / query_block_threads);
+    query_kernel<Op><<<blocks, query_block_threads, 0, stream.get()>>>(op, count);
+    throw_on_cuda_error(cudaGetLastError(), "launching a batch query kernel");
+  }
+};
+
+}  // namespace track_gen::detail

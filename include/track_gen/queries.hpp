@@ -1,0 +1,380 @@
+#pragma once
+/// @file
+/// Batch queries: the per-env runtime utilities (localizer.hpp, observations.hpp, spawn.hpp,
+/// collision.hpp, speed_profile.hpp, props.hpp) applied to every env of a batch at once, with
+/// `[E]`-shaped inputs and outputs, for host code that does not write its own kernel (the C++
+/// user's step loop, the Python extension).
+///
+/// Every function:
+/// - takes the batch's view (`course.view().batch()`, a `track_batch_ref`; `spawn` takes the
+///   `course_ref` itself, whose progress it writes) and runs env e's query with `view.track(e)`,
+///   for every e in [0, E), E = view.num_envs();
+/// - is templated over the backend (`backend::cuda`: one CUDA thread per env, launched on
+///   `stream`; `backend::host`: a loop on the calling thread), given explicitly or defaulting to
+///   `backend::default_backend` (CUDA in a translation unit compiled by nvcc);
+/// - takes the stream LAST, is asynchronous on it (CUDA), allocates nothing, synchronises
+///   nothing, and is recorded into the capture when `stream` is capturing (one kernel node);
+/// - reads and writes pointers in the backend's memory space (device or managed memory for
+///   backend::cuda, checked with cudaPointerGetAttributes on each call; host memory for
+///   backend::host), as structures of arrays indexed by env (`[E]`), or env-major `[E * K]`
+///   (env e's K entries at [e K, e K + K));
+/// - checks its scalar arguments and required pointers on the host before launching and throws
+///   std::invalid_argument naming the argument and its valid range (nothing is launched then).
+///
+/// Frames, units and signs are those of the device functions (docs/runtime-utilities.md): each
+/// env's track frame (subtract the env's `origin` from positions in your frame when the tracks
+/// were re-centred), metres, radians, z up, lateral offsets and curvature positive to the LEFT.
+///
+/// The CUDA kernels take the query (its view and pointers) as a kernel argument. The library's
+/// own step kernel reads its view from device memory instead, because a member call on a kernel
+/// argument misread parameter space inside a conditional WHILE body (detail/progress/kernels.cuh);
+/// these kernels copy the argument to a local first, but have not been tested inside WHILE
+/// bodies.
+
+#include <track_gen/collision.hpp>
+#include <track_gen/course_ref.hpp>
+#include <track_gen/detail/config.hpp>
+#include <track_gen/detail/ops.hpp>
+#include <track_gen/env_mask.hpp>
+#include <track_gen/localizer.hpp>
+#include <track_gen/observations.hpp>
+#include <track_gen/policy.hpp>
+#include <track_gen/props.hpp>
+#include <track_gen/spawn.hpp>
+#include <track_gen/speed_profile.hpp>
+#include <track_gen/track_batch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <initializer_list>
+#include <type_traits>
+#include <utility>
+
+namespace track_gen {
+
+/// Outputs of localize(), each `[E]` in the backend's memory; any may be null (not written).
+struct localize_outputs {
+  float* s = nullptr;               ///< arc length of the nearest centreline point, in [0, L) [m]
+  float* n = nullptr;               ///< signed lateral offset [m], POSITIVE LEFT (the seed system's is positive right)
+  float* vertical = nullptr;        ///< height above the centreline at the foot [m]
+  float* curvature = nullptr;       ///< signed curvature at s [1/m], positive turning left
+  float* heading = nullptr;         ///< yaw of the centreline at s, in (-pi, pi] [rad]
+  std::uint8_t* lost = nullptr;     ///< 1 when the windowed search failed and all N segments were searched
+};
+
+/// Outputs of collide_boxes(), each `[E]` in the backend's memory; any may be null (not written).
+struct box_contact_outputs {
+  std::uint32_t* flags = nullptr;  ///< contact_flags bits: out_of_bounds, lost, invalid
+  float* clearance = nullptr;      ///< signed clearance [m] (+ inside the road, - deepest penetration outside)
+  float3* nearest = nullptr;       ///< border point facing the critical corner [m], track frame
+  float3* normal = nullptr;        ///< unit inward normal there
+  int* side = nullptr;             ///< which border: 0 left, 1 right (border_side)
+};
+
+namespace detail {
+
+/// A pointer argument and its name, for the messages.
+using named_pointer = std::pair<const void*, const char*>;
+
+/// Host-side pointer checks of a batch query `fn`: std::invalid_argument "track_gen: <fn>:
+/// <name> is null" for a null `required` pointer; for every non-null pointer of both lists, its
+/// memory space on `Backend` (device or managed memory for backend::cuda; nothing to check on
+/// the host).
+template <class Backend>
+void check_pointers(const char* fn, std::initializer_list<named_pointer> required,
+                    std::initializer_list<named_pointer> optional = {}) {
+  using ops = typename backend_ops<Backend>::type;
+  for (const named_pointer& p : required)
+    if (p.first == nullptr) throw std::invalid_argument(std::string("track_gen: ") + fn + ": " + p.second + " is null");
+  for (const auto* list : {&required, &optional})
+    for (const named_pointer& p : *list)
+      if (p.first != nullptr) ops::require_device_pointer(p.first, (std::string(fn) + ": " + p.second).c_str());
+}
+
+/// Runs `op(e)` for every e in [0, count) on `Backend` (primary: the host loop; the CUDA
+/// specialisation, a kernel of one thread per env, is in detail/queries/kernels.cuh).
+template <class Backend>
+struct query_runner {
+  static_assert(std::is_same_v<Backend, backend::host>,
+                "backend::cuda needs a translation unit compiled by nvcc (a .cu file); use backend::host in plain C++.");
+  template <class Op>
+  static void run(int count, const Op& op, host_stream) {
+    for (int e = 0; e < count; ++e) op(e);
+  }
+};
+
+// ---- the per-env operations (one call per env; trivially copyable, run on either backend) ----
+
+struct localize_op {
+  track_batch_ref view;
+  const float3* positions;
+  int* hints;
+  int window;
+  localize_outputs out;
+  TRACK_GEN_HD void operator()(int e) const {
+    const localization l = localize(view.track(e), positions[e], hints[e], window);
+    hints[e] = l.hint;
+    if (out.s != nullptr) out.s[e] = l.s;
+    if (out.n != nullptr) out.n[e] = l.n;
+    if (out.vertical != nullptr) out.vertical[e] = l.vertical;
+    if (out.curvature != nullptr) out.curvature[e] = l.curvature;
+    if (out.heading != nullptr) out.heading[e] = l.heading;
+    if (out.lost != nullptr) out.lost[e] = l.lost ? 1 : 0;
+  }
+};
+
+struct track_ahead_op {
+  track_batch_ref view;
+  const float* s;
+  const float3* positions;
+  const float* yaw;
+  int count;
+  float spacing;
+  float3* out;
+  TRACK_GEN_HD void operator()(int e) const {
+    track_ahead(view.track(e), s[e], positions[e], yaw[e], count, spacing, out + static_cast<std::size_t>(e) * count);
+  }
+};
+
+struct progress_delta_op {
+  track_batch_ref view;
+  const float* s_prev;
+  const float* s_now;
+  float* out;
+  TRACK_GEN_HD void operator()(int e) const { out[e] = progress_delta(s_prev[e], s_now[e], view.track(e).length()); }
+};
+
+struct spawn_op {
+  course_ref view;
+  env_mask mask;
+  const float* s;
+  const float* lateral;
+  float3* position;
+  float* yaw;
+  TRACK_GEN_HD void operator()(int e) const {
+    if (!mask[e]) return;
+    const float lat = lateral != nullptr ? lateral[e] : 0.0f;
+    view.spawn(e, s[e], lat);
+    const track_pose pose = spawn_pose(view.track(e), s[e], lat);
+    if (position != nullptr) position[e] = pose.position;
+    if (yaw != nullptr) yaw[e] = pose.yaw;
+  }
+};
+
+struct collide_boxes_op {
+  track_batch_ref view;
+  const float3* centres;
+  const float4* orientations;
+  const float2* half_extents;
+  int* hints;
+  int window;
+  box_contact_outputs out;
+  TRACK_GEN_HD void operator()(int e) const {
+    const box b{centres[e], orientations[e], half_extents[e]};
+    const box_contact c = collide_box(view.track(e), b, hints[e], window);
+    hints[e] = c.hint;
+    if (out.flags != nullptr) out.flags[e] = c.flags;
+    if (out.clearance != nullptr) out.clearance[e] = c.clearance;
+    if (out.nearest != nullptr) out.nearest[e] = c.nearest;
+    if (out.normal != nullptr) out.normal[e] = c.normal;
+    if (out.side != nullptr) out.side[e] = static_cast<int>(c.border);
+  }
+};
+
+struct speed_profile_op {
+  track_batch_ref view;
+  speed_limits limits;
+  float* out;
+  TRACK_GEN_HD void operator()(int e) const {
+    speed_profile(view.track(e), limits, out + static_cast<std::size_t>(e) * view.num_samples());
+  }
+};
+
+struct border_cones_op {
+  track_batch_ref view;
+  border_side side;
+  float spacing;
+  int capacity;
+  float3* out;
+  int* count;
+  TRACK_GEN_HD void operator()(int e) const {
+    float3* cones = out + static_cast<std::size_t>(e) * capacity;
+    const int total = border_cones(view.track(e), side, spacing, cones, capacity);
+    // NaN padding: collide_discs skips it, renderers can drop it.
+    for (int i = total; i < capacity; ++i) cones[i] = f3(NAN, NAN, NAN);
+    if (count != nullptr) count[e] = total;
+  }
+};
+
+template <class Backend, class Op>
+void run_query(int count, const Op& op, typename Backend::stream_type stream) {
+  if (count > 0) query_runner<Backend>::run(count, op, stream);
+}
+
+}  // namespace detail
+}  // namespace track_gen
+
+#if TRACK_GEN_CUDA_COMPILER
+#include <track_gen/detail/queries/kernels.cuh>
+#endif
+
+namespace track_gen {
+
+/// Localizes every env's agent (localizer.hpp `localize`): the arc length, signed lateral offset
+/// (positive LEFT), height, curvature and heading at the nearest centreline point of
+/// `positions[e]`, searched around `hints[e]`.
+///
+/// @param view      the batch (`course.view().batch()`), E = view.num_envs() envs.
+/// @param positions float3 [E] [m], each env's track frame (required). Finite and within
+///                  +-1e7 m (not checked; a NaN gives NaN outputs for that env only).
+/// @param hints     int [E], in/out (required): the sample index to search around, replaced by
+///                  the foot's segment (pass the same array next step: the warm start). Start
+///                  with zeros, or any int (wrapped).
+/// @param window    segments searched around the hint; <= 0 (or >= N / 2): the O(N) search.
+/// @param out       [E] outputs, each optional (null: not written); see localize_outputs.
+/// @param stream    CUDA stream (backend::cuda) or host_stream{}; the call is asynchronous on it.
+/// Memory: every pointer in the backend's memory space. Allocates and synchronises nothing.
+/// @throws std::invalid_argument `positions` or `hints` is null, or a pointer is not device
+///         memory with backend::cuda. @throws cuda_error the launch failed.
+template <class Backend = backend::default_backend>
+void localize(const track_batch_ref& view, const float3* positions, int* hints, int window,
+              const localize_outputs& out, typename Backend::stream_type stream) {
+  detail::check_pointers<Backend>("localize", {{positions, "positions"}, {hints, "hints"}},
+                                  {{out.s, "out.s"}, {out.n, "out.n"}, {out.vertical, "out.vertical"},
+                                   {out.curvature, "out.curvature"}, {out.heading, "out.heading"}, {out.lost, "out.lost"}});
+  detail::run_query<Backend>(view.num_envs(), detail::localize_op{view, positions, hints, window, out}, stream);
+}
+
+/// The centreline ahead of every agent in its own frame (observations.hpp `track_ahead`):
+/// `out[e K + i]` is env e's centreline at arc length s[e] + spacing (i + 1) (wrapping around the
+/// loop), in the frame of an agent at `positions[e]` with heading `yaw[e]`: x forward, y left,
+/// z up [m]. For an `[E, K, 3]` float tensor.
+///
+/// @param s         float [E] [m]: arc lengths the points start from (e.g. localize's s; any real).
+/// @param positions float3 [E] [m], track frame. @param yaw float [E] [rad], about +z from +x.
+/// @param count     K > 0 points per env. @param spacing finite, non-zero arc length between
+///                  points [m] (negative looks behind). @param out float3 [E * K].
+/// All pointers required, in the backend's memory. Asynchronous on `stream`.
+/// @throws std::invalid_argument count <= 0, spacing zero or not finite, a null or (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void track_ahead(const track_batch_ref& view, const float* s, const float3* positions, const float* yaw, int count,
+                 float spacing, float3* out, typename Backend::stream_type stream) {
+  if (count <= 0)
+    throw std::invalid_argument("track_gen: track_ahead: count = " + std::to_string(count) + ", expected > 0 points");
+  if (!(std::isfinite(spacing) && spacing != 0.0f))
+    throw std::invalid_argument("track_gen: track_ahead: spacing = " + std::to_string(spacing) +
+                                " m, expected a finite, non-zero arc length (negative looks behind)");
+  detail::check_pointers<Backend>("track_ahead", {{s, "s"}, {positions, "positions"}, {yaw, "yaw"}, {out, "out"}});
+  detail::run_query<Backend>(view.num_envs(), detail::track_ahead_op{view, s, positions, yaw, count, spacing, out},
+                             stream);
+}
+
+/// Every env's signed progress from `s_prev[e]` to `s_now[e]` (observations.hpp
+/// `progress_delta`, with the env's track length): the shortest signed arc-length difference
+/// around the loop, in (-L/2, L/2] [m], wrap-aware at the start line, negative backwards.
+/// @param s_prev, s_now float [E] [m]. @param out float [E] [m] (may alias s_prev or s_now).
+/// All required, in the backend's memory. Asynchronous on `stream`.
+/// @throws std::invalid_argument a null or (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void progress_delta(const track_batch_ref& view, const float* s_prev, const float* s_now, float* out,
+                    typename Backend::stream_type stream) {
+  detail::check_pointers<Backend>("progress_delta", {{s_prev, "s_prev"}, {s_now, "s_now"}, {out, "out"}});
+  detail::run_query<Backend>(view.num_envs(), detail::progress_delta_op{view, s_prev, s_now, out}, stream);
+}
+
+/// Spawns the masked envs' agents (spawn.hpp): for each env e with mask[e] set, resets its
+/// progress as if its agent stood at arc length `s[e]`, `lateral[e]` metres left of the
+/// centreline (course_ref::spawn: next gate = the first gate ahead, no lap before a full circuit
+/// from there; a non-finite s or lateral resets the env to the start line and sets
+/// status::invalid_input), and writes the pose to put the agent at: `position[e]` (the
+/// centreline's height: add your ride height) and `yaw[e]` (the direction of travel), both
+/// spawn_pose(track, s[e], lateral[e]). Entries of unmasked envs are not written (so the
+/// outputs may be your simulator's root-state buffers).
+///
+/// @param view     the course's view (`course.view()`): its progress is written.
+/// @param mask     [E] int32 / bool / uint8 (nonzero: spawn), or env_mask{} / nullptr: every env.
+/// @param s        float [E] [m] (required; any real: wrapped into [0, L)).
+/// @param lateral  float [E] [m], or null: 0 (on the centreline).
+/// @param position float3 [E] out, or null. @param yaw float [E] out [rad], or null.
+/// Asynchronous on `stream`; run it before the next `step` on the same stream.
+/// @throws std::invalid_argument `s` is null, a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void spawn(const course_ref& view, env_mask mask, const float* s, const float* lateral, float3* position, float* yaw,
+           typename Backend::stream_type stream) {
+  detail::check_pointers<Backend>("spawn", {{s, "s"}},
+                                  {{mask.data, "mask"}, {lateral, "lateral"}, {position, "position"}, {yaw, "yaw"}});
+  detail::run_query<Backend>(view.num_envs(), detail::spawn_op{view, mask, s, lateral, position, yaw}, stream);
+}
+
+/// Every env's vehicle box against its road band (collision.hpp `collide_box`, exact backend):
+/// box e is (centres[e], orientations[e], half_extents[e]), searched around hints[e].
+///
+/// @param centres      float3 [E] [m], track frame.
+/// @param orientations float4 [E]: unit quaternions in (x, y, z, w) order, body to track frame
+///                     (Isaac Lab's root_quat_w is (w, x, y, z): reorder it). Only the yaw counts.
+/// @param half_extents float2 [E] [m]: forward (+x) and left (+y) half extents, > 0.
+/// @param hints        int [E] in/out: replaced by the segment of the centre's foot (warm start).
+/// @param window       segments searched around the hint (as localize).
+/// @param out          [E] outputs, each optional (null: not written); see box_contact_outputs.
+/// A box that fails is_valid_box (NaN/Inf, extents <= 0, quaternion norm outside [0.5, 2]) gets
+/// flags = contact_flags::invalid, NaN clearance/nearest/normal, side 0 and its hint unchanged;
+/// the other envs are unaffected. centres, orientations, half_extents and hints are required.
+/// Asynchronous on `stream`.
+/// @throws std::invalid_argument a required pointer is null, a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void collide_boxes(const track_batch_ref& view, const float3* centres, const float4* orientations,
+                   const float2* half_extents, int* hints, int window, const box_contact_outputs& out,
+                   typename Backend::stream_type stream) {
+  detail::check_pointers<Backend>(
+      "collide_boxes",
+      {{centres, "centres"}, {orientations, "orientations"}, {half_extents, "half_extents"}, {hints, "hints"}},
+      {{out.flags, "out.flags"}, {out.clearance, "out.clearance"}, {out.nearest, "out.nearest"},
+       {out.normal, "out.normal"}, {out.side, "out.side"}});
+  detail::run_query<Backend>(view.num_envs(),
+                             detail::collide_boxes_op{view, centres, orientations, half_extents, hints, window, out}, stream);
+}
+
+/// Every env's curvature-limited speed profile (speed_profile.hpp): `out[e N + k]` [m/s] at
+/// sample k of env e, N = view.num_samples(). For an `[E, N]` float tensor. One thread per env,
+/// O(N) each: for after a regeneration, not for every step.
+/// @param limits checked with check_speed_limits (every field finite; lateral_acceleration and
+///               max_speed > 0, acceleration and braking >= 0).
+/// @param out    float [E * N], required, in the backend's memory. Asynchronous on `stream`.
+/// @throws std::invalid_argument a limit out of range (named), `out` null or a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void speed_profile(const track_batch_ref& view, const speed_limits& limits, float* out,
+                   typename Backend::stream_type stream) {
+  check_speed_limits(limits);
+  detail::check_pointers<Backend>("speed_profile", {{out, "out"}});
+  detail::run_query<Backend>(view.num_envs(), detail::speed_profile_op{view, limits, out}, stream);
+}
+
+/// Cones along one border of every env's track (props.hpp `border_cones`): env e's count_e =
+/// prop_count(border length, spacing) cones at an even spacing, closing the loop; the first
+/// min(count_e, capacity) go to `out[e C .. e C + C)` (C = capacity) and the rest of that row is
+/// NaN (padding, skipped by collide_discs). `count[e]` = count_e: more than C means the row was
+/// cut (size C by the longest border / spacing + 1). For an `[E, C, 3]` float tensor.
+/// @param side     border_side::left or right. @param spacing finite > 0 [m].
+/// @param capacity C > 0. @param out float3 [E * C], required. @param count int [E], or null.
+/// O(N + C) per env: for after a regeneration. Asynchronous on `stream`.
+/// @throws std::invalid_argument spacing or capacity out of range, side not left/right, `out`
+///         null, a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void border_cones(const track_batch_ref& view, border_side side, float spacing, int capacity, float3* out, int* count,
+                  typename Backend::stream_type stream) {
+  if (side != border_side::left && side != border_side::right)
+    throw std::invalid_argument("track_gen: border_cones: side = " + std::to_string(static_cast<int>(side)) +
+                                ", expected border_side::left (0) or border_side::right (1)");
+  if (!(std::isfinite(spacing) && spacing > 0.0f))
+    throw std::invalid_argument("track_gen: border_cones: spacing = " + std::to_string(spacing) +
+                                " m, expected a finite value > 0");
+  if (capacity <= 0)
+    throw std::invalid_argument("track_gen: border_cones: capacity = " + std::to_string(capacity) +
+                                ", expected > 0 cones per env");
+  detail::check_pointers<Backend>("border_cones", {{out, "out"}}, {{count, "count"}});
+  detail::run_query<Backend>(view.num_envs(), detail::border_cones_op{view, side, spacing, capacity, out, count}, stream);
+}
+
+}  // namespace track_gen
