@@ -124,6 +124,7 @@ struct options : track_gen_bench::common_options {
   long copy_mib = 2048;
   bool generate = true, step = true, long_rows = true, copy = true;
   std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
+  std::vector<std::string> generators;  // extra generate_family rows: these families ("mix": equal weights)
 };
 
 /// Repeats of a row whose calls take about `call_ms`: --repeats, lowered by --row-cap-s (never below 20).
@@ -200,11 +201,22 @@ struct block_tuning : tg::default_tuning {
   static constexpr int generate_block_threads = Threads;
 };
 
+/// Sets `p`'s generator family to `name` (tg::generator_family_names), or equal weights on every
+/// family for "mix".
+void set_generator(tg::track_params& p, const std::string& name) {
+  for (int f = 0; f < tg::num_generator_families; ++f) {
+    if (name == "mix") p.generator.weights[f] = 1.0f;
+    if (name == tg::generator_family_names[f]) p.generator.family = static_cast<tg::generator_family>(f);
+  }
+}
+
+/// A generate row (`family` empty: the preset's default family; else a generate_family row).
 template <int Threads = tg::default_tuning::generate_block_threads>
-row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
+row run_generate(long envs, int n, const options& o, cudaStream_t stream, const std::string& family = {}) {
   tg::track_params params = tg::presets::track(static_cast<int>(envs));
   params.num_samples = n;
   params.seed = o.seed;
+  if (!family.empty()) set_generator(params, family);
   const ::cuda::stream_ref sref(stream);
   using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored,
                             tg::backend::default_backend, block_tuning<Threads>>;
@@ -221,6 +233,10 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream) {
   r.extra["tracks_per_s"] = number(r.rate, "%.6e");
   r.extra["bytes_written_per_track"] = number(generate_bytes_per_track(n, stats.mean_gates), "%.1f");
   r.extra["stats"] = track_gen_bench::stats_json(stats);
+  if (!family.empty()) {
+    r.scenario = "generate_" + family;
+    r.extra["generator"] = family;
+  }
   return r;
 }
 
@@ -399,6 +415,13 @@ int parse(int argc, char** argv, options& o) {
                  "extra generate_block rows: the fused generation kernel at these threads per block")
       ->delimiter(',')
       ->check(CLI::IsMember({64, 128, 256, 512}));
+  std::vector<std::string> families = {"mix"};
+  for (const char* f : tg::generator_family_names) families.push_back(f);
+  app.add_option("--generators", o.generators,
+                 "extra generate rows (scenario generate_<name>) with these generator families; mix: equal weights on "
+                 "every family")
+      ->delimiter(',')
+      ->check(CLI::IsMember(families));
   if (const int status = track_gen_bench::parse(app, argc, argv); status >= 0) return status;
   if (quick) {
     if (app.count("--envs") == 0) o.envs = {4096L, 65536L};
@@ -438,6 +461,17 @@ void print_tables(const std::vector<row>& rows) {
     const std::string name = r.block_threads > 0 ? r.scenario + " (" + std::to_string(r.block_threads) + " threads)" : r.scenario;
     std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", name.c_str(), r.envs,
                 r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.rate, unit);
+  }
+  bool families = false;
+  for (const row& r : rows) families = families || r.extra.contains("generator");
+  if (!families) return;
+  std::printf("\n| generator | E | N | valid | fallback | mean attempts | mean length m |\n|:---|---:|---:|---:|---:|---:|---:|\n");
+  for (const row& r : rows) {
+    if (!r.extra.contains("generator")) continue;
+    const json& st = r.extra["stats"];
+    std::printf("| %s | %ld | %d | %.6f | %.6f | %.4f | %.3f |\n", r.extra["generator"].get<std::string>().c_str(), r.envs,
+                r.samples, st["valid_fraction"].get<double>(), st["fallback_fraction"].get<double>(),
+                st["mean_attempts"].get<double>(), st["mean_length_m"].get<double>());
   }
 }
 
@@ -502,6 +536,9 @@ int main(int argc, char** argv) {
           for (int t : o.block_threads)
             attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n) + " threads=" + std::to_string(t),
                     errors, [&] { rows.push_back(run_generate_block(t, e, n, o, stream)); });
+          for (const std::string& f : o.generators)
+            attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n) + " generator=" + f, errors,
+                    [&] { rows.push_back(run_generate(e, n, o, stream, f)); });
         }
       }
     }
