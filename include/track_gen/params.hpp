@@ -105,6 +105,61 @@ struct budget_params {
   float bytes_per_env = 1e8f;
 };
 
+/// `stages::voronoi_sites` (family `voronoi`): K targets at sorted jittered angles around the
+/// origin, each snapped to its nearest site of a jittered grid (the owner of its Voronoi cell),
+/// duplicates removed, then Chaikin corner cutting. Flat (z = 0).
+struct voronoi_params {
+  /// Number of targets K (control points before corner cutting), in [4, 256].
+  int control_points = 14;
+  /// Smallest radius of the targets [m], in [0.001, 1e6].
+  float radius_min = 2.5f;
+  /// Largest radius of the targets [m], in [radius_min, 1e6].
+  float radius_max = 7.5f;
+  /// Angular jitter of the targets as a fraction of the step 2*pi/K, in [0, 0.999].
+  float angle_jitter = 0.5f;
+  /// Spacing of the site grid [m], in [0.001, 1e6]: one site per square cell of this side.
+  float site_spacing = 2.0f;
+  /// Jitter of each site inside its cell, as a fraction of the cell, in [0, 1] (0: a square lattice).
+  float site_jitter = 0.9f;
+  /// Least polar angle between consecutive kept sites, as a fraction of the step 2*pi/K,
+  /// in [0, 0.999]: a site closer in angle to the last kept one is dropped (a radial spike).
+  float min_angle_gap = 0.5f;
+  /// Rounds of Chaikin corner cutting, in [0, 2]: each doubles the control points.
+  int chaikin_rounds = 2;
+};
+
+/// `stages::checkpoint_walk` (family `checkpoint`, after Gymnasium's CarRacing track): checkpoints at
+/// jittered angles and random radii, a steering walk with a bounded turn rate through them, the
+/// best of several candidates. Flat (z = 0).
+struct checkpoint_params {
+  /// Number of checkpoints C around the origin, in [4, 64].
+  int checkpoints = 10;
+  /// Smallest radius of the checkpoints [m], in [0.001, 1e6].
+  float radius_min = 2.5f;
+  /// Largest radius of the checkpoints [m], in [radius_min, 1e6].
+  float radius_max = 7.5f;
+  /// Angular jitter of the checkpoints as a fraction of the step 2*pi/C, in [0, 0.999].
+  float angle_jitter = 0.8f;
+  /// Length of one walk step [m], in [0.001, 1e6].
+  float step_length = 0.25f;
+  /// Largest turn of the walk per metre [rad/m], in [0.001, 1e6] (the walk's curvature bound).
+  float max_turn_rate = 0.8f;
+  /// Fraction of the heading error toward the target corrected per step (before the turn bound),
+  /// in [0.001, 1].
+  float steer_gain = 0.5f;
+  /// Turn-bound multiplier reached at the end of the last leg (the closure ramp), in [1, 100].
+  float closure_boost = 2.0f;
+  /// Walk length between two recorded control points [m], in [0.001, 1e6].
+  float control_spacing = 1.25f;
+  /// Step bound of the walk (the BOUNDED loop), in [16, 4096].
+  int max_steps = 960;
+  /// Candidate walks per attempt (the best is kept), in [1, 64].
+  int candidates = 4;
+  /// A candidate whose walk ends farther than this from its start [m] ranks below every closed one,
+  /// in [0, 1e6].
+  float closure_tolerance = 1.0f;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -129,6 +184,8 @@ struct track_params {
   validate_params validate;
   dense_repulsive_params dense_repulsive;
   budget_params budget;
+  voronoi_params voronoi;
+  checkpoint_params checkpoint;
 };
 
 /// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).
