@@ -2,7 +2,10 @@
 /// shape_metrics_report: what the generators' tracks look like (issue 13), measured with
 /// track_gen::measure_shape (shape_metrics.hpp) on the host backend, one row per preset:
 /// `track` and `drone_track` with --envs envs, `long_track` with --long-envs (its generation is
-/// slower on one core: the grid-scope relaxation costs O(D^2) per iteration).
+/// slower on one core: the grid-scope relaxation costs O(D^2) per iteration). Then the generator
+/// families of issue 13 (voronoi, checkpoint: docs/generators.md), each as the generate stage of
+/// the `track` preset's pipeline at its other defaults, with --envs envs, once with
+/// stages::repulsive and once without (max_iterations 0).
 ///
 /// Method: one course per preset (host_policy, construction generates episode 0 of every env
 /// with the seed given), then measure_shape of each env's track with the preset's own limits
