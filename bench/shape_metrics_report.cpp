@@ -2,7 +2,10 @@
 /// shape_metrics_report: what the generators' tracks look like (issue 13), measured with
 /// track_gen::measure_shape (shape_metrics.hpp) on the host backend, one row per preset:
 /// `track` and `drone_track` with --envs envs, `long_track` with --long-envs (its generation is
-/// slower on one core: the grid-scope relaxation costs O(D^2) per iteration).
+/// slower on one core: the grid-scope relaxation costs O(D^2) per iteration). Then the generator
+/// families of issue 13 (voronoi, checkpoint: docs/generators.md), each as the generate stage of
+/// the `track` preset's pipeline at its other defaults, with --envs envs, once with
+/// stages::repulsive and once without (max_iterations 0).
 ///
 /// Method: one course per preset (host_policy, construction generates episode 0 of every env
 /// with the seed given), then measure_shape of each env's track with the preset's own limits
@@ -20,11 +23,14 @@
 ///
 ///   shape_metrics_report [--envs E] [--long-envs E] [--seed S] [--spacing M] [--json PATH]
 
+#include <track_gen/detail/stages/families/checkpoint.hpp>
+#include <track_gen/detail/stages/families/voronoi.hpp>
 #include <track_gen/shape_metrics.hpp>
 #include <track_gen/track_gen.hpp>
 
 #include "bench_util.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -114,6 +120,22 @@ row measure(const char* name, tg::track_params params, const options& o) {
   return r;
 }
 
+/// The `track` preset's pipeline with `Family` as its generate stage (issue 13, item 1).
+template <class Family>
+using family_pipeline = tg::pipeline<Family, tg::stages::repulsive, tg::stages::catmull_rom, tg::stages::resample,
+                                     tg::stages::frames, tg::stages::checkpoints, tg::stages::validate>;
+
+/// The `track` preset with the control-point scratch sized for `Family` (the generator sizes it
+/// from polar.control_points until the family dispatch reads Family::max_control_points);
+/// `repulsive`: false turns stages::repulsive off (max_iterations 0).
+template <class Family>
+tg::track_params family_params(int envs, bool repulsive) {
+  tg::track_params p = tg::presets::track(envs);
+  p.polar.control_points = std::max(p.polar.control_points, Family::max_control_points(p));
+  if (!repulsive) p.repulsive.max_iterations = 0;
+  return p;
+}
+
 int parse(int argc, char** argv, options& o) {
   using namespace track_gen_bench;
   CLI::App app("shape_metrics_report: shape metrics (shape_metrics.hpp) of the presets' tracks on the host "
@@ -188,6 +210,14 @@ int main(int argc, char** argv) {
     std::vector<row> rows;
     rows.push_back(measure<tg::presets::track_pipeline>("track", tg::presets::track(o.envs), o));
     rows.push_back(measure<tg::presets::track_pipeline>("drone_track", tg::presets::drone_track(o.envs), o));
+    rows.push_back(measure<family_pipeline<tg::stages::voronoi_sites>>(
+        "voronoi", family_params<tg::stages::voronoi_sites>(o.envs, true), o));
+    rows.push_back(measure<family_pipeline<tg::stages::voronoi_sites>>(
+        "voronoi, no repulsive", family_params<tg::stages::voronoi_sites>(o.envs, false), o));
+    rows.push_back(measure<family_pipeline<tg::stages::checkpoint_walk>>(
+        "checkpoint", family_params<tg::stages::checkpoint_walk>(o.envs, true), o));
+    rows.push_back(measure<family_pipeline<tg::stages::checkpoint_walk>>(
+        "checkpoint, no repulsive", family_params<tg::stages::checkpoint_walk>(o.envs, false), o));
     if (o.long_envs > 0)
       rows.push_back(measure<tg::presets::long_track_pipeline>("long_track", tg::presets::long_track(o.long_envs), o));
     std::printf("| preset | E | yield | mean attempts | compactness p50 (p10-p90) | turning number +-1 | "

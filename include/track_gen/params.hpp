@@ -133,6 +133,79 @@ struct budget_params {
   float bytes_per_env = 1e8f;
 };
 
+/// `stages::voronoi_sites` (family `voronoi`): K targets at sorted jittered angles around the
+/// origin, each snapped to its nearest site of a jittered grid (the owner of its Voronoi cell),
+/// duplicates removed, then Chaikin corner cutting. Flat (z = 0).
+///
+/// Defaults and why (the `track` preset's scale: tracks of 10-60 m, half-width 0.3 m): 14 targets
+/// at radii 2.5-7.5 m give loops of about 38 m whose radius varies by a factor of 3 around the lap
+/// (median compactness about 0.67, against 0.86 for random_polar's 4-7 m band); sites 2 m apart,
+/// jittered by 0.9 of a cell, move each target by up to about a metre, the irregularity of the
+/// field; dropping sites closer than half a step in angle removes the radial spikes that
+/// otherwise fail the 0.4 m turn radius; 2 Chaikin rounds round the corners enough that 78 % of
+/// first attempts pass validation (1 round: 42 %). docs/generators.md has the figures.
+struct voronoi_params {
+  /// Number of targets K (control points before corner cutting), in [4, 256].
+  int control_points = 14;
+  /// Smallest radius of the targets [m], in [0.001, 1e6].
+  float radius_min = 2.5f;
+  /// Largest radius of the targets [m], in [radius_min, 1e6].
+  float radius_max = 7.5f;
+  /// Angular jitter of the targets as a fraction of the step 2*pi/K, in [0, 0.999].
+  float angle_jitter = 0.5f;
+  /// Spacing of the site grid [m], in [0.001, 1e6]: one site per square cell of this side.
+  float site_spacing = 2.0f;
+  /// Jitter of each site inside its cell, as a fraction of the cell, in [0, 1] (0: a square lattice).
+  float site_jitter = 0.9f;
+  /// Least polar angle between consecutive kept sites, as a fraction of the step 2*pi/K,
+  /// in [0, 0.999]: a site closer in angle to the last kept one is dropped (a radial spike).
+  float min_angle_gap = 0.5f;
+  /// Rounds of Chaikin corner cutting, in [0, 2]: each doubles the control points.
+  int chaikin_rounds = 2;
+};
+
+/// `stages::checkpoint_walk` (family `checkpoint`, after Gymnasium's CarRacing track): checkpoints at
+/// jittered angles and random radii, a steering walk with a bounded turn rate through them, the
+/// best of several candidates. Flat (z = 0).
+///
+/// Defaults and why (the `track` preset's scale): 10 checkpoints at radii 2.5-7.5 m, jittered by
+/// 0.8 of their angular step, give loops of about 38 m with lobes and dents (median compactness
+/// about 0.64); steps of 0.25 m with at most 0.8 rad/m of turn (a 1.25 m radius, three times the
+/// 0.4 m turn radius of validation, so the spline through the walk stays within it) and half the
+/// heading error corrected per step follow the checkpoints without circling them; a closure boost
+/// of 2 turns the walk back onto its start; a control point every 1.25 m (5 steps) keeps points
+/// about 1 m or more apart, as stages::repulsive expects; 960 steps are two laps of the longest
+/// loops; 4 candidates, the first closed and uncrossed one of the lowest compactness winning,
+/// cost 4 walks per attempt, and 99.9 % of first attempts pass validation.
+struct checkpoint_params {
+  /// Number of checkpoints C around the origin, in [4, 64].
+  int checkpoints = 10;
+  /// Smallest radius of the checkpoints [m], in [0.001, 1e6].
+  float radius_min = 2.5f;
+  /// Largest radius of the checkpoints [m], in [radius_min, 1e6].
+  float radius_max = 7.5f;
+  /// Angular jitter of the checkpoints as a fraction of the step 2*pi/C, in [0, 0.999].
+  float angle_jitter = 0.8f;
+  /// Length of one walk step [m], in [0.001, 1e6].
+  float step_length = 0.25f;
+  /// Largest turn of the walk per metre [rad/m], in [0.001, 1e6] (the walk's curvature bound).
+  float max_turn_rate = 0.8f;
+  /// Fraction of the heading error toward the target corrected per step (before the turn bound),
+  /// in [0.001, 1].
+  float steer_gain = 0.5f;
+  /// Turn-bound multiplier reached at the end of the last leg (the closure ramp), in [1, 100].
+  float closure_boost = 2.0f;
+  /// Walk length between two recorded control points [m], in [0.001, 1e6].
+  float control_spacing = 1.25f;
+  /// Step bound of the walk (the BOUNDED loop), in [16, 4096].
+  int max_steps = 960;
+  /// Candidate walks per attempt (the best is kept), in [1, 64].
+  int candidates = 4;
+  /// A candidate whose walk ends farther than this from its start [m] ranks below every closed one,
+  /// in [0, 1e6].
+  float closure_tolerance = 1.0f;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -158,6 +231,8 @@ struct track_params {
   validate_params validate;
   dense_repulsive_params dense_repulsive;
   budget_params budget;
+  voronoi_params voronoi;
+  checkpoint_params checkpoint;
 };
 
 /// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).

@@ -47,6 +47,8 @@ const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, num_samples),          TG_FIELD(int, polar.control_points),
       TG_FIELD(int, repulsive.max_iterations), TG_FIELD(int, spline.samples_per_segment),
       TG_FIELD(int, validate.max_attempts),
+      TG_FIELD(int, voronoi.control_points), TG_FIELD(int, voronoi.chaikin_rounds),
+      TG_FIELD(int, checkpoint.checkpoints), TG_FIELD(int, checkpoint.max_steps), TG_FIELD(int, checkpoint.candidates),
   };
   return f;
 }
@@ -61,6 +63,14 @@ const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),
       TG_FIELD(float, validate.turn_radius_min), TG_FIELD(float, validate.clearance_margin),
       TG_FIELD(float, budget.operations_per_track), TG_FIELD(float, budget.bytes_per_env),
+      TG_FIELD(float, voronoi.radius_min), TG_FIELD(float, voronoi.radius_max),
+      TG_FIELD(float, voronoi.angle_jitter), TG_FIELD(float, voronoi.site_spacing),
+      TG_FIELD(float, voronoi.site_jitter), TG_FIELD(float, voronoi.min_angle_gap),
+      TG_FIELD(float, checkpoint.radius_min), TG_FIELD(float, checkpoint.radius_max),
+      TG_FIELD(float, checkpoint.angle_jitter), TG_FIELD(float, checkpoint.step_length),
+      TG_FIELD(float, checkpoint.max_turn_rate), TG_FIELD(float, checkpoint.steer_gain),
+      TG_FIELD(float, checkpoint.closure_boost), TG_FIELD(float, checkpoint.control_spacing),
+      TG_FIELD(float, checkpoint.closure_tolerance),
   };
   return f;
 }

@@ -123,6 +123,36 @@ std::map<param, setter> setters() {
   m[param::dense_repulsive_tolerance] = {[](tg::track_params& p, float&, double v) { p.dense_repulsive.tolerance = static_cast<float>(v); }};
   m[param::budget_operations_per_track] = {[](tg::track_params& p, float&, double v) { p.budget.operations_per_track = static_cast<float>(v); }};
   m[param::budget_bytes_per_env] = {[](tg::track_params& p, float&, double v) { p.budget.bytes_per_env = static_cast<float>(v); }};
+  // Generator families (issue 13): a field setter, and the bands' lower ends moving their upper ends.
+#define TG_FAMILY_FIELD(id, T, path) \
+  m[param::id] = {[](tg::track_params& p, float&, double v) { p.path = static_cast<T>(v); }};
+  TG_FAMILY_FIELD(voronoi_control_points, int, voronoi.control_points)
+  m[param::voronoi_radius_min] = {[](tg::track_params& p, float&, double v) {
+    p.voronoi.radius_min = static_cast<float>(v);
+    p.voronoi.radius_max = std::fmax(p.voronoi.radius_max, p.voronoi.radius_min);
+  }};
+  TG_FAMILY_FIELD(voronoi_radius_max, float, voronoi.radius_max)
+  TG_FAMILY_FIELD(voronoi_angle_jitter, float, voronoi.angle_jitter)
+  TG_FAMILY_FIELD(voronoi_site_spacing, float, voronoi.site_spacing)
+  TG_FAMILY_FIELD(voronoi_site_jitter, float, voronoi.site_jitter)
+  TG_FAMILY_FIELD(voronoi_min_angle_gap, float, voronoi.min_angle_gap)
+  TG_FAMILY_FIELD(voronoi_chaikin_rounds, int, voronoi.chaikin_rounds)
+  TG_FAMILY_FIELD(checkpoint_checkpoints, int, checkpoint.checkpoints)
+  m[param::checkpoint_radius_min] = {[](tg::track_params& p, float&, double v) {
+    p.checkpoint.radius_min = static_cast<float>(v);
+    p.checkpoint.radius_max = std::fmax(p.checkpoint.radius_max, p.checkpoint.radius_min);
+  }};
+  TG_FAMILY_FIELD(checkpoint_radius_max, float, checkpoint.radius_max)
+  TG_FAMILY_FIELD(checkpoint_angle_jitter, float, checkpoint.angle_jitter)
+  TG_FAMILY_FIELD(checkpoint_step_length, float, checkpoint.step_length)
+  TG_FAMILY_FIELD(checkpoint_max_turn_rate, float, checkpoint.max_turn_rate)
+  TG_FAMILY_FIELD(checkpoint_steer_gain, float, checkpoint.steer_gain)
+  TG_FAMILY_FIELD(checkpoint_closure_boost, float, checkpoint.closure_boost)
+  TG_FAMILY_FIELD(checkpoint_control_spacing, float, checkpoint.control_spacing)
+  TG_FAMILY_FIELD(checkpoint_max_steps, int, checkpoint.max_steps)
+  TG_FAMILY_FIELD(checkpoint_candidates, int, checkpoint.candidates)
+  TG_FAMILY_FIELD(checkpoint_closure_tolerance, float, checkpoint.closure_tolerance)
+#undef TG_FAMILY_FIELD
   return m;
 }
 
@@ -139,6 +169,8 @@ double field_value(const tg::track_params& p, const std::string& name) {
   if (name == "track_params.polar.radius_min") return p.polar.radius_min;
   if (name == "track_params.polar.elevation_min") return p.polar.elevation_min;
   if (name == "track_params.validate.length_min") return p.validate.length_min;
+  if (name == "track_params.voronoi.radius_min") return p.voronoi.radius_min;
+  if (name == "track_params.checkpoint.radius_min") return p.checkpoint.radius_min;
   FAIL("no test accessor for " << name);
   return 0;
 }
@@ -190,7 +222,9 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"spline", "spline_params"},
                                                       {"validate", "validate_params"},
                                                       {"dense_repulsive", "dense_repulsive_params"},
-                                                      {"budget", "budget_params"}};
+                                                      {"budget", "budget_params"},
+                                                      {"voronoi", "voronoi_params"},
+                                                      {"checkpoint", "checkpoint_params"}};
   int checked = 0;
   for (const param_range& r : tg::detail::param_ranges) {
     const std::string name = r.name;

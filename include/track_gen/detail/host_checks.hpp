@@ -157,6 +157,26 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::dense_repulsive_tolerance, p.dense_repulsive.tolerance);
   check_range(param::budget_operations_per_track, p.budget.operations_per_track);
   check_range(param::budget_bytes_per_env, p.budget.bytes_per_env);
+  check_range(param::voronoi_control_points, p.voronoi.control_points);
+  check_range(param::voronoi_radius_min, p.voronoi.radius_min);
+  check_range(param::voronoi_radius_max, p.voronoi.radius_max, p.voronoi.radius_min);
+  check_range(param::voronoi_angle_jitter, p.voronoi.angle_jitter);
+  check_range(param::voronoi_site_spacing, p.voronoi.site_spacing);
+  check_range(param::voronoi_site_jitter, p.voronoi.site_jitter);
+  check_range(param::voronoi_min_angle_gap, p.voronoi.min_angle_gap);
+  check_range(param::voronoi_chaikin_rounds, p.voronoi.chaikin_rounds);
+  check_range(param::checkpoint_checkpoints, p.checkpoint.checkpoints);
+  check_range(param::checkpoint_radius_min, p.checkpoint.radius_min);
+  check_range(param::checkpoint_radius_max, p.checkpoint.radius_max, p.checkpoint.radius_min);
+  check_range(param::checkpoint_angle_jitter, p.checkpoint.angle_jitter);
+  check_range(param::checkpoint_step_length, p.checkpoint.step_length);
+  check_range(param::checkpoint_max_turn_rate, p.checkpoint.max_turn_rate);
+  check_range(param::checkpoint_steer_gain, p.checkpoint.steer_gain);
+  check_range(param::checkpoint_closure_boost, p.checkpoint.closure_boost);
+  check_range(param::checkpoint_control_spacing, p.checkpoint.control_spacing);
+  check_range(param::checkpoint_max_steps, p.checkpoint.max_steps);
+  check_range(param::checkpoint_candidates, p.checkpoint.candidates);
+  check_range(param::checkpoint_closure_tolerance, p.checkpoint.closure_tolerance);
   {
     const param_rule& ids = rule_of(rule::env_offset);
     require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,

@@ -12,7 +12,11 @@ Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_sample
 ``half_width``, ``gate_half_height``, and per stage ``polar.{control_points, radius_min,
 radius_max, angle_jitter, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
 max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
-length_max, turn_radius_min, clearance_margin, max_attempts}``. Give a stage's fields as a dict
+length_max, turn_radius_min, clearance_margin, max_attempts}``, and the generator families'
+``voronoi.{control_points, radius_min, radius_max, angle_jitter, site_spacing, site_jitter,
+min_angle_gap, chaikin_rounds}`` and ``checkpoint.{checkpoints, radius_min, radius_max,
+angle_jitter, step_length, max_turn_rate, steer_gain, closure_boost, control_spacing, max_steps,
+candidates, closure_tolerance}`` (docs/generators.md). Give a stage's fields as a dict
 (``polar={"radius_min": 5.0}``) or flattened with a double underscore (``polar__radius_min=5.0``).
 
 The generator family (the seed system's ``generator=``): ``generator="bezier"`` (one of
@@ -28,7 +32,7 @@ from typing import Any, Dict, Mapping
 
 __all__ = ["TrackParams", "track", "drone_track"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate")
+_STAGES = ("polar", "repulsive", "spline", "validate", "voronoi", "checkpoint")
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 

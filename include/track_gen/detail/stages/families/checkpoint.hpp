@@ -1,0 +1,230 @@
+#pragma once
+/// @file
+/// The `checkpoint` generator family: stages::checkpoint_walk (issue 13, item 1).
+
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/params.hpp>
+
+#include <cstdint>
+
+namespace track_gen::stages {
+
+/// A steering walk through random checkpoints, the construction of the CarRacing track
+/// (Gymnasium's CarRacing environment, gymnasium/envs/box2d/car_racing.py, Farama Foundation:
+/// checkpoints at jittered angles and random radii around a circle, then a walk whose heading
+/// turns toward the next checkpoint at a bounded rate). The idea is theirs; the code is ours. Flat
+/// (z = 0).
+///
+/// One candidate:
+/// 1. C checkpoints at angles phase + (2 pi / C) (c + angle_jitter (u - 1/2)), radii uniform in
+///    [radius_min, radius_max]; the walk starts at checkpoint 0 heading along cp[1] - cp[C-1].
+/// 2. Each step of `step_length`: the heading moves by steer_gain x (bearing to the target -
+///    heading), clamped to +- max_turn_rate x step_length (a curvature bound of the walk), then
+///    the position advances. The target moves on to the next checkpoint when the walk is within
+///    control_spacing / 2 of it or has passed its polar angle about the origin (so a missed
+///    checkpoint never makes it circle).
+/// 3. Two laps, as CarRacing cuts its lap out of a longer walk: the first lap only brings the walk
+///    onto its route (its start heading is a guess); the second is recorded from the point S
+///    where the walk crosses checkpoint 0's ray again. On the recorded lap's last leg (after
+///    checkpoint C-1) the target is S and the turn bound grows linearly with the polar angle
+///    covered, up to closure_boost times at S (the closure ramp: the heading is pulled harder
+///    toward the start as the loop ends). The walk ends within control_spacing / 2 of S, or on
+///    crossing the ray a third time, or after max_steps steps.
+/// 4. Every round(control_spacing / step_length) steps of the recorded lap, the position is a
+///    control point (a last point recorded less than half a spacing of walk before the end is
+///    dropped, so that the closing edge is not short). The
+///    remaining gap g = S - end is closed by moving the points of the recorded lap's last
+///    quarter by a linear ramp of g (from g / (q + 1) to q g / (q + 1) over its q points), so
+///    that the closed polygon has no jump.
+///
+/// Best of K (`candidates`): candidate k draws its own checkpoints. Its key is, in this order:
+/// whether its walk closed (end within closure_tolerance of the start), whether its control
+/// polygon is free of self-crossings, then its compactness 4 pi A / P^2 (lower: more varied).
+/// The smallest key wins, ties to the lower k. A candidate of fewer than 4 points ranks last; if
+/// the winner has fewer than 4, its C checkpoints are the control points.
+///
+/// Block work: candidate k runs on thread k mod size (its walk is serial), writing its points to
+/// ws.dense [k n, (k + 1) n) (n = walk_points) and its key and count to ws.dense_s [2k, 2k + 1];
+/// then every thread picks the same winner and the block copies its points to ws.control.
+/// Random stream: stage 13; candidate k uses draws [k * 128, k * 128 + C] (C <= 64).
+struct checkpoint_walk {
+  static constexpr detail::stage_role role = detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 13;
+
+  /// Steps between recorded points: round(control_spacing / step_length), in [1, max_steps].
+  TRACK_GEN_HD static int record_every(const checkpoint_params& c) {
+    const float r = c.control_spacing / c.step_length;
+    if (!(r < static_cast<float>(c.max_steps))) return c.max_steps;
+    const int n = static_cast<int>(r + 0.5f);
+    return n < 1 ? 1 : n;
+  }
+
+  /// Most points one walk records (the start and one every record_every steps).
+  TRACK_GEN_HD static int walk_points(const checkpoint_params& c) {
+    const int n = c.max_steps / record_every(c) + 1;
+    return n > c.checkpoints ? n : c.checkpoints;
+  }
+
+  /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch): one
+  /// walk's points, or more so that the K candidates' points fit the dense scratch
+  /// (control capacity x samples_per_segment).
+  static int max_control_points(const track_params& p) {
+    const int n = walk_points(p.checkpoint);
+    const int per = p.spline.samples_per_segment;
+    const int all = (p.checkpoint.candidates * n + per - 1) / per;
+    return n > all ? n : all;
+  }
+
+  /// The wrapped angle in [-pi, pi).
+  TRACK_GEN_HD static float wrap_angle(float a) {
+    using detail::pi;
+    return a - 2.0f * pi * std::floor((a + pi) / (2.0f * pi));
+  }
+
+  /// Checkpoint j of candidate k, and its angle relative to checkpoint 0's (in [0, 2 pi)).
+  TRACK_GEN_HD static float3 checkpoint(const philox_stream& rng, int k, int j, const checkpoint_params& c,
+                                        float& relative_angle) {
+    using namespace detail;
+    const std::uint32_t base = static_cast<std::uint32_t>(k) * 128u;
+    const float slot = 2.0f * pi / static_cast<float>(c.checkpoints);
+    const float phase = rng.uniform(base + static_cast<std::uint32_t>(c.checkpoints)).v[0] * 2.0f * pi;
+    const float a0 = slot * c.angle_jitter * (rng.uniform(base).v[0] - 0.5f);
+    const uniform4 u = rng.uniform(base + static_cast<std::uint32_t>(j));
+    const float a = slot * (static_cast<float>(j) + c.angle_jitter * (u.v[0] - 0.5f));
+    const float r = lerp(c.radius_min, c.radius_max, u.v[1]);
+    relative_angle = a - a0;
+    return f3(r * std::cos(phase + a), r * std::sin(phase + a), 0.0f);
+  }
+
+  /// What one candidate's walk gave.
+  struct walk_result {
+    int count;          ///< points written to out
+    bool closed;        ///< the walk ended within closure_tolerance of its start
+    int crossings;      ///< pairs of non-adjacent control-polygon edges that cross
+    float compactness;  ///< 4 pi A / P^2 of the control polygon (1 when degenerate)
+  };
+
+  /// True when segments [a, b] and [c, d] cross properly (xy).
+  TRACK_GEN_HD static bool segments_cross(float3 a, float3 b, float3 c, float3 d) {
+    auto orient = [](float3 p, float3 q, float3 r) { return (q.x - p.x) * (r.y - p.y) - (q.y - p.y) * (r.x - p.x); };
+    const float d1 = orient(c, d, a), d2 = orient(c, d, b), d3 = orient(a, b, c), d4 = orient(a, b, d);
+    return ((d1 > 0.0f && d2 < 0.0f) || (d1 < 0.0f && d2 > 0.0f)) && ((d3 > 0.0f && d4 < 0.0f) || (d3 < 0.0f && d4 > 0.0f));
+  }
+
+  /// Candidate k's walk: its control points into out[0, walk_points), serial.
+  TRACK_GEN_HD static walk_result walk(const philox_stream& rng, int k, const checkpoint_params& c, float3* out) {
+    using namespace detail;
+    const int cps = c.checkpoints;
+    const int every = record_every(c);
+    const float reach = 0.5f * c.control_spacing;
+    const float two_pi = 2.0f * pi;
+    float rel0 = 0.0f, rel_last = 0.0f, rel = 0.0f;
+    const float3 origin = checkpoint(rng, k, 0, c, rel0);
+    const float3 before = checkpoint(rng, k, cps - 1, c, rel_last);
+    int t = 1;  // target: checkpoint t mod C of lap t / C; t = 2 C is the recorded lap's start
+    float3 goal = checkpoint(rng, k, t, c, rel);
+    const float3 d0 = goal - before;
+    float heading = std::atan2(d0.y, d0.x);
+    float3 pos = origin, start = origin;
+    float prev_angle = std::atan2(pos.y, pos.x);
+    float turned = 0.0f;  // polar angle covered about the origin since checkpoint 0 (unwrapped)
+    int count = 0, since = 0;
+    bool recording = false;
+    for (int step = 1; step <= c.max_steps; ++step) {
+      // Move the target on past every checkpoint reached or passed.
+      while (t < 2 * cps && (length(goal - pos) < reach || turned >= rel)) {
+        ++t;
+        if (t < 2 * cps) {
+          goal = checkpoint(rng, k, t % cps, c, rel);
+          rel += t >= cps ? two_pi : 0.0f;
+        } else {
+          goal = start;
+          rel = 2.0f * two_pi;
+        }
+      }
+      const float3 d = goal - pos;
+      float bound = c.max_turn_rate * c.step_length;
+      if (t == 2 * cps) {  // the closure ramp
+        const float ramp = clamp_f((turned - rel_last - two_pi) / (two_pi - rel_last), 0.0f, 1.0f);
+        bound *= 1.0f + (c.closure_boost - 1.0f) * ramp;
+      }
+      heading += clamp_f(c.steer_gain * wrap_angle(std::atan2(d.y, d.x) - heading), -bound, bound);
+      pos = pos + f3(std::cos(heading), std::sin(heading), 0.0f) * c.step_length;
+      const float angle = std::atan2(pos.y, pos.x);
+      turned += wrap_angle(angle - prev_angle);
+      prev_angle = angle;
+      if (!recording) {
+        if (turned < two_pi) continue;  // the first lap only brings the walk onto its route
+        recording = true;
+        start = pos;
+        out[count++] = pos;
+        since = 0;
+        continue;
+      }
+      if (t == 2 * cps && (length(start - pos) < reach || turned >= 2.0f * two_pi)) break;
+      if (++since == every) {
+        since = 0;
+        out[count++] = pos;
+      }
+    }
+    walk_result r;
+    const float3 gap = start - pos;
+    r.closed = length(gap) <= c.closure_tolerance;
+    // A last point less than half a spacing of walk before the end would make a short closing
+    // edge (an uneven spline segment): drop it.
+    if (count > 1 && 2 * (since + 1) < every) --count;
+    // The closure ramp on the points: the last quarter moves by a linear share of the gap.
+    const int first = count - count / 4;
+    const int span = count - first + 1;
+    for (int i = first; i < count; ++i) out[i] = out[i] + gap * (static_cast<float>(i - first + 1) / static_cast<float>(span));
+    r.count = count;
+    r.crossings = 0;
+    float area2 = 0.0f, perimeter = 0.0f;
+    for (int i = 0; i < count; ++i) {
+      const float3 a = out[i], b = out[i + 1 < count ? i + 1 : 0];
+      area2 += a.x * b.y - b.x * a.y;
+      perimeter += length(b - a);
+      for (int j = i + 2; j < count; ++j) {
+        if (i == 0 && j == count - 1) continue;  // adjacent through the closing edge
+        if (segments_cross(a, b, out[j], out[j + 1 < count ? j + 1 : 0])) ++r.crossings;
+      }
+    }
+    r.compactness = perimeter > 0.0f ? 2.0f * pi * std::fabs(area2) / (perimeter * perimeter) : 1.0f;
+    return r;
+  }
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const checkpoint_params& c = p.checkpoint;
+    const philox_stream rng = ws.rng(stage_id);
+    const int n = walk_points(c);
+    for (int k = ctx.rank(); k < c.candidates; k += ctx.size()) {
+      const walk_result r = walk(rng, k, c, ws.dense + k * n);
+      // key = 4 x (not closed) + 2 x (crossed) + compactness (in [0, 1]): one float to compare.
+      float key = (r.closed ? 0.0f : 4.0f) + (r.crossings > 0 ? 2.0f : 0.0f) + clamp_f(r.compactness, 0.0f, 1.0f);
+      if (r.count < 4 || !(key == key)) key = 8.0f;
+      ws.dense_s[2 * k] = key;
+      ws.dense_s[2 * k + 1] = static_cast<float>(r.count);
+    }
+    ctx.sync();
+    int best = 0;
+    for (int k = 1; k < c.candidates; ++k)
+      if (ws.dense_s[2 * k] < ws.dense_s[2 * best]) best = k;
+    const int count = static_cast<int>(ws.dense_s[2 * best + 1]);
+    if (count >= 4) {
+      for (int i = ctx.rank(); i < count; i += ctx.size()) ws.control[i] = ws.dense[best * n + i];
+      ws.num_control = count;
+    } else {
+      for (int j = ctx.rank(); j < c.checkpoints; j += ctx.size()) {
+        float rel = 0.0f;
+        ws.control[j] = checkpoint(rng, best, j, c, rel);
+      }
+      ws.num_control = c.checkpoints;
+    }
+    ctx.sync();
+  }
+};
+
+}  // namespace track_gen::stages

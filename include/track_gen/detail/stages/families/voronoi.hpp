@@ -1,0 +1,178 @@
+#pragma once
+/// @file
+/// The `voronoi` generator family: stages::voronoi_sites (issue 13, item 1).
+
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/params.hpp>
+
+#include <cstdint>
+
+namespace track_gen::stages {
+
+/// Control points that follow an irregular site field (flat, z = 0).
+///
+/// 1. A random site field: one site per square cell of side `site_spacing`, jittered inside its
+///    cell by up to `site_jitter` of the cell (a jittered grid). The field covers the plane and is
+///    never stored: the site of cell (ix, iy) is a function of the attempt's random stream and
+///    (ix, iy), so any thread can evaluate any site.
+/// 2. K targets at sorted jittered angles around the origin (as random_polar: angle step 2 pi / K,
+///    jitter `angle_jitter` of a step), radii uniform in [radius_min, radius_max].
+/// 3. Each target is snapped to its nearest site, the owner of the Voronoi cell it falls in; with
+///    sites inside their cells, the nearest site is always in the 5 x 5 cells around the target's
+///    cell (a site three cells away is more than 2 cells away, its own site at most sqrt(2)), so
+///    the search is exact. The loop then follows the field's irregular spacing.
+/// 4. Targets that snapped to a site already taken by an earlier target are dropped (target order:
+///    deterministic); the kept sites are sorted by polar angle (a stable insertion sort), so the
+///    polygon is star-shaped about the origin and does not cross itself. Fewer than 4 distinct
+///    sites (only for a site spacing near the radii): the unsnapped targets are used instead.
+/// 5. `chaikin_rounds` rounds of Chaikin corner cutting (G. Chaikin, "An algorithm for high speed
+///    curve generation", Computer Graphics and Image Processing 3(4), 1974): each edge (a, b)
+///    gives the points 3/4 a + 1/4 b and 1/4 a + 3/4 b, doubling the points and rounding the
+///    corners. The shared Catmull-Rom spline then interpolates these control points.
+///
+/// The construction follows the idea of the seed system's voronoi generator (targets snapped to a
+/// site field, then a Chaikin pass); the code is ours. Random stream: stage 12; draw i for target
+/// i, draw K for the phase, draws from `site_draw_base` for the sites (cell indices taken modulo
+/// 4096 on each axis: a field that repeats every 4096 cells, far beyond any track).
+///
+/// Block work: the targets are snapped in parallel (one per thread); thread 0 then removes the
+/// duplicates, sorts and cuts corners (K <= 256), and broadcasts the count through scratch.
+/// Scratch used: ws.control_next and ws.dense_s [0, K] (snapped sites, site ids), ws.dense (kept
+/// sites), ws.control_next again for a second Chaikin round.
+struct voronoi_sites {
+  static constexpr detail::stage_role role = detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 12;
+  /// First draw index of the site field (above every target draw: K <= 256).
+  static constexpr std::uint32_t site_draw_base = 0x01000000u;
+
+  /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
+  /// K x 2^chaikin_rounds.
+  static int max_control_points(const track_params& p) {
+    return p.voronoi.control_points << p.voronoi.chaikin_rounds;
+  }
+
+  /// The site of cell (ix, iy) and its id (the draw it came from, below 2^24: exact as a float).
+  TRACK_GEN_HD static float3 site(const philox_stream& rng, int ix, int iy, const voronoi_params& v,
+                                  std::uint32_t& id) {
+    id = (static_cast<std::uint32_t>(ix) & 0xfffu) << 12 | (static_cast<std::uint32_t>(iy) & 0xfffu);
+    const uniform4 u = rng.uniform(site_draw_base + id);
+    const float h = v.site_spacing;
+    return detail::f3((static_cast<float>(ix) + 0.5f + v.site_jitter * (u.v[0] - 0.5f)) * h,
+                      (static_cast<float>(iy) + 0.5f + v.site_jitter * (u.v[1] - 0.5f)) * h, 0.0f);
+  }
+
+  /// Target i before snapping.
+  TRACK_GEN_HD static float3 target(const philox_stream& rng, int i, const voronoi_params& v) {
+    using namespace detail;
+    const int k = v.control_points;
+    const float step = 2.0f * pi / static_cast<float>(k);
+    const float phase = rng.uniform(static_cast<std::uint32_t>(k)).v[0] * 2.0f * pi;
+    const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
+    const float angle = phase + step * (static_cast<float>(i) + v.angle_jitter * (u.v[0] - 0.5f));
+    const float r = lerp(v.radius_min, v.radius_max, u.v[1]);
+    return f3(r * std::cos(angle), r * std::sin(angle), 0.0f);
+  }
+
+  /// The site nearest to `t` (ties: the first in row-major order of the 5 x 5 cells) and its id.
+  TRACK_GEN_HD static float3 nearest_site(const philox_stream& rng, float3 t, const voronoi_params& v,
+                                          std::uint32_t& id) {
+    const int cx = static_cast<int>(std::floor(t.x / v.site_spacing));
+    const int cy = static_cast<int>(std::floor(t.y / v.site_spacing));
+    float best = 0.0f;
+    float3 best_site = t;
+    id = 0;
+    bool found = false;
+    for (int dy = -2; dy <= 2; ++dy) {
+      for (int dx = -2; dx <= 2; ++dx) {
+        std::uint32_t sid = 0;
+        const float3 s = site(rng, cx + dx, cy + dy, v, sid);
+        const float ex = s.x - t.x, ey = s.y - t.y;
+        const float d = ex * ex + ey * ey;
+        if (!found || d < best) {
+          best = d;
+          best_site = s;
+          id = sid;
+          found = true;
+        }
+      }
+    }
+    return best_site;
+  }
+
+  /// One round of Chaikin corner cutting of the closed polygon src[0, n) into dst[0, 2n).
+  TRACK_GEN_HD static void chaikin(const float3* src, int n, float3* dst) {
+    using namespace detail;
+    for (int i = 0; i < n; ++i) {
+      const float3 a = src[i];
+      const float3 b = src[i + 1 < n ? i + 1 : 0];
+      dst[2 * i] = a * 0.75f + b * 0.25f;
+      dst[2 * i + 1] = a * 0.25f + b * 0.75f;
+    }
+  }
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const voronoi_params& v = p.voronoi;
+    const int k = v.control_points;
+    const philox_stream rng = ws.rng(stage_id);
+    for (int i = ctx.rank(); i < k; i += ctx.size()) {
+      std::uint32_t id = 0;
+      ws.control_next[i] = nearest_site(rng, target(rng, i, v), v, id);
+      ws.dense_s[i] = static_cast<float>(id);
+    }
+    ctx.sync();
+    if (ctx.rank() == 0) {
+      int m = 0;
+      for (int i = 0; i < k; ++i) {
+        bool taken = false;
+        for (int j = 0; j < i && !taken; ++j) taken = ws.dense_s[j] == ws.dense_s[i];
+        if (!taken) ws.dense[m++] = ws.control_next[i];
+      }
+      if (m < 4) {
+        m = k;
+        for (int i = 0; i < k; ++i) ws.dense[i] = target(rng, i, v);
+      }
+      // Stable insertion sort by polar angle: a star-shaped polygon about the origin.
+      for (int i = 1; i < m; ++i) {
+        const float3 x = ws.dense[i];
+        const float a = std::atan2(x.y, x.x);
+        int j = i - 1;
+        while (j >= 0 && std::atan2(ws.dense[j].y, ws.dense[j].x) > a) {
+          ws.dense[j + 1] = ws.dense[j];
+          --j;
+        }
+        ws.dense[j + 1] = x;
+      }
+      // Drop sites that crowd the last kept one in angle (a radial spike of the polygon).
+      {
+        const float min_gap = v.min_angle_gap * 2.0f * pi / static_cast<float>(k);
+        int kept = 1;
+        float last = std::atan2(ws.dense[0].y, ws.dense[0].x);
+        const float first = last;
+        for (int i = 1; i < m; ++i) {
+          const float a = std::atan2(ws.dense[i].y, ws.dense[i].x);
+          if (a - last < min_gap || first + 2.0f * pi - a < min_gap) continue;
+          ws.dense[kept++] = ws.dense[i];
+          last = a;
+        }
+        if (kept >= 4) m = kept;
+      }
+      if (v.chaikin_rounds == 0) {
+        for (int i = 0; i < m; ++i) ws.control[i] = ws.dense[i];
+      } else if (v.chaikin_rounds == 1) {
+        chaikin(ws.dense, m, ws.control);
+      } else {
+        chaikin(ws.dense, m, ws.control_next);
+        chaikin(ws.control_next, 2 * m, ws.control);
+      }
+      ws.dense_s[k] = static_cast<float>(m << v.chaikin_rounds);  // the count, for every thread
+    }
+    ctx.sync();
+    ws.num_control = static_cast<int>(ws.dense_s[k]);
+    ctx.sync();  // every thread has read the count before a later stage reuses dense_s
+  }
+};
+
+}  // namespace track_gen::stages

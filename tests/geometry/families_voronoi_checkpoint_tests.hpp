@@ -1,0 +1,271 @@
+#pragma once
+/// @file
+/// The `voronoi` and `checkpoint` generator families (issue 13, item 1: stages::voronoi_sites,
+/// stages::checkpoint_walk), each as the generate stage of the `track` preset's pipeline:
+/// - a sweep of 10,240 tracks per family (1/50 at the small scale) through the independent
+///   double-precision checker (reference_checker.hpp): every valid track meets the thresholds;
+///   the yield without the fallback ellipse is >= 99.9 %; the median compactness 4 pi A / P^2 of
+///   the accepted tracks, computed here in double (shoelace area, polygon perimeter over the N
+///   samples), is below 0.85;
+/// - direct checks of each stage's own invariants on one workspace (host context): the voronoi
+///   control points are sites of the field, the nearest ones to their targets by a brute-force
+///   search over 9 x 9 cells, with strictly increasing polar angles, and one Chaikin round is the
+///   3/4-1/4 combination of the polygon without it; the checkpoint walk's control points are at
+///   most control_spacing apart, turn at most its turn bound, and the winner is the candidate of
+///   the smallest key.
+/// Templated over the backend policy; instantiated in families_voronoi_checkpoint_test.cpp (host)
+/// and .cu (CUDA).
+
+#include "random_geometry_tests.hpp"
+
+#include <track_gen/detail/host/block_context.hpp>
+#include <track_gen/detail/stages/families/checkpoint.hpp>
+#include <track_gen/detail/stages/families/voronoi.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace tg_test {
+
+/// The `track` preset's pipeline with `Family` as its generate stage.
+template <class Family>
+using family_pipeline =
+    track_gen::pipeline<Family, track_gen::stages::repulsive, track_gen::stages::catmull_rom, track_gen::stages::resample,
+                        track_gen::stages::frames, track_gen::stages::checkpoints, track_gen::stages::validate>;
+
+/// The `track` preset, with the control-point scratch sized for `Family` (the generator sizes it
+/// from polar.control_points until the family dispatch reads Family::max_control_points).
+template <class Family>
+track_gen::track_params family_params(int envs, std::uint64_t seed) {
+  track_gen::track_params p = track_gen::presets::track(envs);
+  p.seed = seed;
+  p.polar.control_points = std::max(p.polar.control_points, Family::max_control_points(p));
+  return p;
+}
+
+/// 4 pi A / P^2 of env e's centreline (xy), in double: shoelace area, polygon perimeter.
+inline double compactness_of(const track_gen::track_snapshot& s, int e) {
+  const int n = s.num_samples;
+  double area2 = 0, perimeter = 0;
+  for (int i = 0; i < n; ++i) {
+    const float3 a = s.position[static_cast<std::size_t>(e) * n + i];
+    const float3 b = s.position[static_cast<std::size_t>(e) * n + (i + 1) % n];
+    area2 += static_cast<double>(a.x) * b.y - static_cast<double>(b.x) * a.y;
+    perimeter += std::hypot(static_cast<double>(b.x) - a.x, static_cast<double>(b.y) - a.y);
+  }
+  return 2.0 * pi_d * std::fabs(area2) / (perimeter * perimeter);
+}
+
+/// The sweep of one family: checker, yield, median compactness.
+template <class Family, class Policy>
+void family_sweep(const char* name) {
+  namespace tg = track_gen;
+  using B = backend<Policy>;
+  typename B::stream_holder stream;
+  const float spacing = 0.6f;
+  int tracks = 0, accepted = 0;
+  std::vector<double> compactness;
+  for (std::uint64_t seed : {0u, 1u}) {
+    const tg::track_params p = family_params<Family>(scaled(5120, 50, 16), seed);
+    tg::course<family_pipeline<Family>, Policy> c(p, spacing, stream.get());
+    const tg::track_snapshot s = c.copy_tracks(stream.get());
+    REQUIRE(s.num_envs == p.num_envs);
+    const sweep_result r = check_snapshot(s, p, spacing, c.max_gates(), true);
+    CHECK(r.bad == 0);
+    CHECK(r.valid == r.tracks);  // the fallback ellipse is valid too
+    for (int e = 0; e < s.num_envs; ++e) {
+      const std::uint32_t st = s.status[static_cast<std::size_t>(e)];
+      if ((st & tg::status::valid) == 0u || (st & tg::status::fallback) != 0u) continue;
+      ++accepted;
+      compactness.push_back(compactness_of(s, e));
+    }
+    tracks += r.tracks;
+  }
+  REQUIRE(!compactness.empty());
+  std::sort(compactness.begin(), compactness.end());
+  const double median = compactness[compactness.size() / 2];
+  const double yield = static_cast<double>(accepted) / tracks;
+  MESSAGE(B::name() << ": " << std::string(name) << ": " << tracks << " tracks, yield without fallback " << yield
+                    << ", median compactness " << median);
+  CHECK(yield >= 0.999);
+  CHECK(median < 0.85);
+  if (!small_scale()) CHECK(tracks >= 10000);
+}
+
+TEST_CASE_TEMPLATE_DEFINE("voronoi and checkpoint families: checker sweep, yield, compactness", Policy, family_sweeps) {
+  family_sweep<track_gen::stages::voronoi_sites, Policy>("voronoi");
+  family_sweep<track_gen::stages::checkpoint_walk, Policy>("checkpoint");
+}
+
+/// One workspace on the host, for running a generate stage directly.
+struct stage_bench {
+  std::vector<unsigned char> memory;
+  track_gen::detail::workspace ws{};
+  track_gen::detail::host_block_context ctx;
+
+  stage_bench(int control_capacity, const track_gen::track_params& p, std::uint32_t env, std::uint32_t attempt) {
+    const auto layout = track_gen::detail::scratch_layout::make(
+        static_cast<std::size_t>(control_capacity),
+        static_cast<std::size_t>(control_capacity) * static_cast<std::size_t>(p.spline.samples_per_segment),
+        static_cast<std::size_t>(p.num_samples));
+    memory.assign(layout.bytes + 16, 0);
+    ws.bind_scratch(memory.data(), layout);
+    ws.seed = p.seed;
+    ws.global_env = env;
+    ws.episode = 0;
+    ws.attempt = attempt;
+  }
+  std::vector<float3> control() const { return {ws.control, ws.control + ws.num_control}; }
+};
+
+/// Polar angle in double.
+inline double polar_angle(float3 p) { return std::atan2(static_cast<double>(p.y), static_cast<double>(p.x)); }
+
+TEST_CASE("voronoi_sites: control points are the targets' nearest sites, star-shaped, then Chaikin") {
+  namespace tg = track_gen;
+  using stage = tg::stages::voronoi_sites;
+  tg::track_params p = tg::presets::track(1);
+  p.seed = 7;
+  int snapped_total = 0;
+  for (std::uint32_t env = 0; env < 200; ++env) {
+    CAPTURE(env);
+    tg::track_params p0 = p;
+    p0.voronoi.chaikin_rounds = 0;
+    stage_bench b0(stage::max_control_points(p), p0, env, 0);
+    stage::run(b0.ctx, b0.ws, p0);
+    const std::vector<float3> sites = b0.control();
+    const int k = p.voronoi.control_points;
+    REQUIRE(sites.size() >= 4u);
+    REQUIRE(static_cast<int>(sites.size()) <= k);
+    const tg::philox_stream rng = b0.ws.rng(stage::stage_id);
+    // The nearest site of each target by brute force over 9 x 9 cells (the stage searches 5 x 5).
+    const double h = p.voronoi.site_spacing;
+    std::vector<float3> nearest;
+    for (int i = 0; i < k; ++i) {
+      const float3 t = stage::target(rng, i, p.voronoi);
+      const int cx = static_cast<int>(std::floor(t.x / h)), cy = static_cast<int>(std::floor(t.y / h));
+      double best = 1e300;
+      float3 best_site{};
+      for (int dy = -4; dy <= 4; ++dy)
+        for (int dx = -4; dx <= 4; ++dx) {
+          std::uint32_t id = 0;
+          const float3 s = stage::site(rng, cx + dx, cy + dy, p.voronoi, id);
+          // Inside its own cell (site_jitter <= 1).
+          CHECK(s.x >= (cx + dx) * h - 1e-4);
+          CHECK(s.x <= (cx + dx + 1) * h + 1e-4);
+          const double d = std::hypot(static_cast<double>(s.x) - t.x, static_cast<double>(s.y) - t.y);
+          if (d < best) {
+            best = d;
+            best_site = s;
+          }
+        }
+      nearest.push_back(best_site);
+    }
+    // Every control point is one of the targets' nearest sites (or, below 4 distinct sites, a
+    // target itself; not at these parameters).
+    for (const float3& c : sites) {
+      const bool found = std::any_of(nearest.begin(), nearest.end(),
+                                     [&](float3 s) { return s.x == c.x && s.y == c.y && s.z == c.z; });
+      CHECK(found);
+      CHECK(c.z == 0.0f);
+    }
+    snapped_total += static_cast<int>(sites.size());
+    // Strictly increasing polar angles, consecutive ones at least min_angle_gap of a step apart.
+    const double min_gap = p.voronoi.min_angle_gap * 2.0 * pi_d / k;
+    for (std::size_t i = 1; i < sites.size(); ++i)
+      CHECK(polar_angle(sites[i]) - polar_angle(sites[i - 1]) >= min_gap * (1.0 - 1e-5));
+    CHECK(polar_angle(sites.front()) + 2.0 * pi_d - polar_angle(sites.back()) >= min_gap * (1.0 - 1e-5));
+    // Chaikin rounds: 1 round is the 3/4-1/4 combination of each edge (computed here in double),
+    // and the count doubles per round.
+    for (int rounds = 1; rounds <= 2; ++rounds) {
+      tg::track_params pr = p;
+      pr.voronoi.chaikin_rounds = rounds;
+      stage_bench br(stage::max_control_points(pr), pr, env, 0);
+      stage::run(br.ctx, br.ws, pr);
+      CHECK(br.ws.num_control == static_cast<int>(sites.size()) << rounds);
+      CHECK(br.ws.num_control <= stage::max_control_points(pr));
+      if (rounds != 1) continue;
+      const std::vector<float3> cut = br.control();
+      for (std::size_t i = 0; i < sites.size(); ++i) {
+        const dvec a = to_d(sites[i]), c = to_d(sites[(i + 1) % sites.size()]);
+        CHECK(normd(to_d(cut[2 * i]) - (a * 0.75 + c * 0.25)) <= 1e-5 * (1.0 + normd(a)));
+        CHECK(normd(to_d(cut[2 * i + 1]) - (a * 0.25 + c * 0.75)) <= 1e-5 * (1.0 + normd(a)));
+      }
+    }
+    // Deterministic, and another attempt draws another track.
+    stage_bench again(stage::max_control_points(p), p0, env, 0), other(stage::max_control_points(p), p0, env, 1);
+    stage::run(again.ctx, again.ws, p0);
+    stage::run(other.ctx, other.ws, p0);
+    CHECK(again.control().size() == sites.size());
+    for (std::size_t i = 0; i < sites.size() && i < again.control().size(); ++i) CHECK(again.control()[i].x == sites[i].x);
+    CHECK((other.control().size() != sites.size() || other.control()[0].x != sites[0].x));
+  }
+  // Snapping merges some targets (a site field coarser than the targets' spacing), not most.
+  CHECK(snapped_total < 200 * p.voronoi.control_points);
+  CHECK(snapped_total > 200 * 4);
+}
+
+TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winner has the smallest key") {
+  namespace tg = track_gen;
+  using stage = tg::stages::checkpoint_walk;
+  tg::track_params p = tg::presets::track(1);
+  p.seed = 3;
+  const tg::checkpoint_params& c = p.checkpoint;
+  const int every = stage::record_every(c);
+  CHECK(every == static_cast<int>(std::lround(c.control_spacing / c.step_length)));
+  const double chord_max = every * static_cast<double>(c.step_length);
+  int closed = 0;
+  for (std::uint32_t env = 0; env < 200; ++env) {
+    CAPTURE(env);
+    stage_bench b(stage::max_control_points(p), p, env, 0);
+    stage::run(b.ctx, b.ws, p);
+    const std::vector<float3> pts = b.control();
+    const int n = static_cast<int>(pts.size());
+    REQUIRE(n >= 4);
+    REQUIRE(n <= stage::max_control_points(p));
+    // The recorded lap before its ramped last quarter: chords of `every` steps are at most that
+    // long, and consecutive chords turn by at most the heading change of 2 x every steps.
+    const int plain = n - n / 4;
+    for (int i = 0; i + 1 < plain; ++i) {
+      const dvec a = to_d(pts[i]), m = to_d(pts[i + 1]);
+      CHECK(normd(m - a) <= chord_max * (1 + 1e-4));
+      if (i + 2 < plain && i * 2 < n) {  // the first half: before the last leg's closure ramp
+        const dvec d1 = m - a, d2 = to_d(pts[i + 2]) - m;
+        CHECK(angle_between(d1, d2) <= 2.0 * every * c.max_turn_rate * c.step_length + 1e-4);
+      }
+    }
+    // The loop closes: the closing edge is no longer than about one spacing (plus the tolerance).
+    const double closing = normd(to_d(pts[0]) - to_d(pts[n - 1]));
+    closed += closing <= 2.0 * c.control_spacing;
+    // The winner: the candidate of the smallest key (ties to the lower index), recomputed here
+    // from each candidate's walk, and its points are the control points.
+    const tg::philox_stream rng = b.ws.rng(stage::stage_id);
+    std::vector<float3> out(static_cast<std::size_t>(stage::walk_points(c)));
+    int best = -1;
+    double best_key = 0;
+    std::vector<float3> best_points;
+    for (int k = 0; k < c.candidates; ++k) {
+      const stage::walk_result r = stage::walk(rng, k, c, out.data());
+      // Its compactness, again in double.
+      double area2 = 0, perimeter = 0;
+      for (int i = 0; i < r.count; ++i) {
+        const dvec a = to_d(out[i]), m = to_d(out[(i + 1) % r.count]);
+        area2 += a.x * m.y - m.x * a.y;
+        perimeter += normd(m - a);
+      }
+      if (r.count >= 4) CHECK(r.compactness == doctest::Approx(2 * pi_d * std::fabs(area2) / (perimeter * perimeter)).epsilon(1e-4));
+      const double key = r.count < 4 ? 8.0 : (r.closed ? 0 : 4) + (r.crossings > 0 ? 2 : 0) + r.compactness;
+      if (best < 0 || key < best_key) {
+        best = k;
+        best_key = key;
+        best_points.assign(out.begin(), out.begin() + r.count);
+      }
+    }
+    REQUIRE(best_points.size() == pts.size());
+    for (int i = 0; i < n; ++i) CHECK((best_points[i].x == pts[i].x && best_points[i].y == pts[i].y));
+  }
+  CHECK(closed >= 190);
+}
+
+}  // namespace tg_test
