@@ -1,0 +1,65 @@
+"""Generator families from Python (issue 13): ``generator=`` picks one family for the batch,
+``generator_weights=`` a mix drawn per env and episode; the ``family`` field of ``course.tracks``
+says which one each env got. The C++ tests compare the families' tracks bit for bit with their own
+pipelines (tests/geometry/family_mix_tests.hpp); here the Python names reach them."""
+import pytest
+
+from track_gen.pipeline import presets
+
+FAMILIES = {"polar": 0, "bezier": 1, "hull": 2, "voronoi": 3, "checkpoint": 4}
+
+
+def test_generator_names_flatten_without_the_extension():
+    p = presets.track(4, generator="voronoi", generator_weights={"polar": 1.0, "checkpoint": 2})
+    assert p.overrides["generator"] == "voronoi"
+    assert p.overrides["generator.weights.polar"] == 1.0
+    assert p.overrides["generator.weights.checkpoint"] == 2
+    with pytest.raises(TypeError, match="'generator' must be a family name"):
+        presets.track(4, generator=3)
+    with pytest.raises(TypeError, match="generator_weights"):
+        presets.track(4, generator_weights=[1.0, 2.0])
+    with pytest.raises(TypeError, match="must be a number"):
+        presets.track(4, generator_weights={"hull": "a lot"})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["polar", "voronoi", "checkpoint"])
+def test_one_family_for_the_batch(name):
+    import torch
+    from track_gen.course import Course
+    course = Course.track(presets.track(64, device="cuda:0", seed=4, generator=name))
+    torch.cuda.synchronize()
+    assert (course.tracks.family == FAMILIES[name]).all()
+    assert course.params.resolved()["generator"] == name
+
+
+@pytest.mark.gpu
+def test_a_mix_draws_only_families_of_positive_weight_and_redraws_per_episode():
+    import torch
+    from track_gen.course import Course
+    E = 1024
+    course = Course.track(presets.track(E, device="cuda:0", seed=5,
+                                        generator_weights={"polar": 1.0, "checkpoint": 3.0}))
+    torch.cuda.synchronize()
+    first = course.tracks.family.clone()
+    counts = torch.bincount(first.long(), minlength=5).tolist()
+    assert counts[1] == counts[2] == counts[3] == 0
+    # 3/4 checkpoint: within 5 standard deviations of the binomial mean.
+    sigma = (E * 0.75 * 0.25) ** 0.5
+    assert abs(counts[4] - 0.75 * E) < 5 * sigma
+    course.regenerate(advance=True)
+    torch.cuda.synchronize()
+    assert (course.tracks.family != first).any()
+    weights = course.params.resolved()["generator_weights"]
+    assert weights["checkpoint"] == 3.0 and weights["hull"] == 0.0
+
+
+@pytest.mark.gpu
+def test_bad_generator_names_and_weights_are_named():
+    from track_gen.course import Course
+    with pytest.raises(ValueError, match="'spiral' is not a generator family"):
+        Course.track(presets.track(4, device="cuda:0", generator="spiral"))
+    with pytest.raises(ValueError, match="generator_weights key 'spiral'"):
+        Course.track(presets.track(4, device="cuda:0", generator_weights={"spiral": 1.0}))
+    with pytest.raises(ValueError, match="track_params.generator.weights"):
+        Course.track(presets.track(4, device="cuda:0", generator_weights={"hull": -1.0}))
