@@ -47,6 +47,9 @@ const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, num_samples),          TG_FIELD(int, polar.control_points),
       TG_FIELD(int, repulsive.max_iterations), TG_FIELD(int, spline.samples_per_segment),
       TG_FIELD(int, validate.max_attempts),
+      TG_FIELD(int, bezier.corners_min), TG_FIELD(int, bezier.corners_max), TG_FIELD(int, bezier.layout),
+      TG_FIELD(int, bezier.samples_per_piece), TG_FIELD(int, hull.corners_min), TG_FIELD(int, hull.corners_max),
+      TG_FIELD(int, hull.layout), TG_FIELD(int, hull.convex), TG_FIELD(int, hull.chaikin_passes),
   };
   return f;
 }
@@ -61,6 +64,10 @@ const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),
       TG_FIELD(float, validate.turn_radius_min), TG_FIELD(float, validate.clearance_margin),
       TG_FIELD(float, budget.operations_per_track), TG_FIELD(float, budget.bytes_per_env),
+      TG_FIELD(float, bezier.extent), TG_FIELD(float, bezier.min_corner_distance), TG_FIELD(float, bezier.max_turn),
+      TG_FIELD(float, bezier.rad), TG_FIELD(float, bezier.edgy), TG_FIELD(float, bezier.handle_clamp),
+      TG_FIELD(float, hull.extent), TG_FIELD(float, hull.min_corner_distance), TG_FIELD(float, hull.max_turn),
+      TG_FIELD(float, hull.displacement),
   };
   return f;
 }
