@@ -108,8 +108,8 @@ struct budget_params {
 /// `stages::bezier_corners` (the bezier family, families/bezier.hpp): random corners sorted by
 /// angle, joined by a closed piecewise cubic Bezier curve whose samples are the control points.
 struct bezier_params {
-  /// Fewest corners drawn per track, in [3, 64]. 8-12 corners in a 13 x 13 m square give
-  /// tracks of about 35-47 m (p10-p90) with bends of different sizes.
+  /// Fewest corners drawn per track, in [3, 64]. 8-12 corners in a disc of radius 6.5 m give
+  /// tracks of about 32-42 m (p10-p90) with bends of different sizes.
   int corners_min = 8;
   /// Most corners drawn per track, in [corners_min, 64].
   int corners_max = 12;
@@ -117,12 +117,15 @@ struct bezier_params {
   /// (grid layout) or the disc of radius extent.
   float extent = 6.5f;
   /// 0: one corner per cell of a jittered g x g grid (g^2 >= 2 x corners), 1: uniform in a disc;
-  /// in [0, 1].
-  int layout = 0;
+  /// in [0, 1]. The disc: with min_corner_distance 3 m the grid's cells (2.6-3.3 m) leave the
+  /// corners almost no jitter, and regular shapes.
+  int layout = 1;
   /// Least distance between two corners [m], in [0, 1e6]: closer candidates are drawn again
-  /// (8 tries, then the corner is dropped). 2.5 m keeps the bends between corners wide enough
-  /// for the 0.4 m turn radius in most attempts.
-  float min_corner_distance = 2.5f;
+  /// (8 tries, then the corner is dropped). 3 m keeps the bends between corners wide enough for
+  /// the 0.4 m turn radius in half the attempts, and leaves stages::repulsive little to push: at
+  /// 2.5 m its pushes left kinks between samples in 1 track of 1,000 (a spacing error of the
+  /// resampled centreline beyond 1 %).
+  float min_corner_distance = 3.0f;
   /// Largest turn of the corner polygon at a corner [rad], in [0.1, 3.1416]: sharper corners
   /// (spikes and notches of the angle-sorted polygon) are dropped, the sharpest first, while
   /// more than 3 remain. Off (3.1416 > pi) by default: the Bezier handles round sharp corners,
@@ -172,7 +175,9 @@ struct hull_params {
   /// fewer bends); in [0, 1].
   int convex = 0;
   /// Passes of Chaikin corner cutting of the 2 x corners points, in [0, 3]; each doubles the
-  /// control points. 1 rounds the polygon's corners enough for the 0.4 m turn radius.
+  /// control points. 1 rounds the polygon's corners enough for the 0.4 m turn radius. From 2 on
+  /// the control points come closer than repulsive.clearance (1.5 m): lower it (0.75 m) or
+  /// the relaxation kinks the polygon between the resampled samples.
   int chaikin_passes = 1;
 };
 
