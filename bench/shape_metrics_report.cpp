@@ -2,7 +2,11 @@
 /// shape_metrics_report: what the generators' tracks look like (issue 13), measured with
 /// track_gen::measure_shape (shape_metrics.hpp) on the host backend, one row per preset:
 /// `track` and `drone_track` with --envs envs, `long_track` with --long-envs (its generation is
-/// slower on one core: the grid-scope relaxation costs O(D^2) per iteration).
+/// slower on one core: the grid-scope relaxation costs O(D^2) per iteration). The generator
+/// families bezier and hull (families/*.hpp, docs/generators.md) get a row each at the `track`
+/// preset's defaults through their default pipeline (family stage, repulsive, catmull_rom,
+/// resample, frames, checkpoints, validate), and one without stages::repulsive
+/// (repulsive.max_iterations = 0), also with --envs envs.
 ///
 /// Method: one course per preset (host_policy, construction generates episode 0 of every env
 /// with the seed given), then measure_shape of each env's track with the preset's own limits
@@ -20,11 +24,14 @@
 ///
 ///   shape_metrics_report [--envs E] [--long-envs E] [--seed S] [--spacing M] [--json PATH]
 
+#include <track_gen/detail/stages/families/bezier.hpp>
+#include <track_gen/detail/stages/families/hull.hpp>
 #include <track_gen/shape_metrics.hpp>
 #include <track_gen/track_gen.hpp>
 
 #include "bench_util.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +62,21 @@ struct row {
   std::vector<double> histogram;  ///< mean share of the samples per bin
   tg::shape_metric_limits limits;
 };
+
+/// The default pipeline of a generator family (docs/generators.md).
+template <class Family>
+using family_pipeline = tg::pipeline<Family, tg::stages::repulsive, tg::stages::catmull_rom, tg::stages::resample,
+                                     tg::stages::frames, tg::stages::checkpoints, tg::stages::validate>;
+
+/// The track preset for a family; the control-point scratch is sized through
+/// polar.control_points until the family dispatch sizes it from max_control_points.
+template <class Family>
+tg::track_params family_params(int envs, bool repulsive) {
+  tg::track_params p = tg::presets::track(envs);
+  p.polar.control_points = std::max(4, Family::max_control_points(p));
+  if (!repulsive) p.repulsive.max_iterations = 0;
+  return p;
+}
 
 template <class Pipeline>
 row measure(const char* name, tg::track_params params, const options& o) {
@@ -188,6 +210,13 @@ int main(int argc, char** argv) {
     std::vector<row> rows;
     rows.push_back(measure<tg::presets::track_pipeline>("track", tg::presets::track(o.envs), o));
     rows.push_back(measure<tg::presets::track_pipeline>("drone_track", tg::presets::drone_track(o.envs), o));
+    using tg::stages::bezier_corners;
+    using tg::stages::hull_corners;
+    rows.push_back(measure<family_pipeline<bezier_corners>>("bezier", family_params<bezier_corners>(o.envs, true), o));
+    rows.push_back(measure<family_pipeline<bezier_corners>>("bezier, no repulsive",
+                                                            family_params<bezier_corners>(o.envs, false), o));
+    rows.push_back(measure<family_pipeline<hull_corners>>("hull", family_params<hull_corners>(o.envs, true), o));
+    rows.push_back(measure<family_pipeline<hull_corners>>("hull, no repulsive", family_params<hull_corners>(o.envs, false), o));
     if (o.long_envs > 0)
       rows.push_back(measure<tg::presets::long_track_pipeline>("long_track", tg::presets::long_track(o.long_envs), o));
     std::printf("| preset | E | yield | mean attempts | compactness p50 (p10-p90) | turning number +-1 | "
