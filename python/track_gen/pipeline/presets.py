@@ -12,8 +12,12 @@ Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_sample
 ``half_width``, ``gate_half_height``, and per stage ``polar.{control_points, radius_min,
 radius_max, angle_jitter, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
 max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
-length_max, turn_radius_min, clearance_margin, max_attempts}``. Give a stage's fields as a dict
-(``polar={"radius_min": 5.0}``) or flattened with a double underscore (``polar__radius_min=5.0``).
+length_max, turn_radius_min, clearance_margin, max_attempts}``, and the generator families'
+``bezier.{corners_min, corners_max, extent, layout, min_corner_distance, max_turn, rad, edgy,
+handle_clamp, samples_per_piece}`` and ``hull.{corners_min, corners_max, extent, layout,
+min_corner_distance, max_turn, displacement, convex, chaikin_passes}`` (docs/generators.md).
+Give a stage's fields as a dict (``polar={"radius_min": 5.0}``) or flattened with a double
+underscore (``polar__radius_min=5.0``).
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import Any, Dict, Mapping
 
 __all__ = ["TrackParams", "track", "drone_track"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate")
+_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull")
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 
