@@ -68,6 +68,15 @@ void check_corners(const std::vector<dvec>& c, float extent, int layout, float m
   if (sorted) CHECK(descents == 1);  // the angles increase once around the circle
 }
 
+/// n points uniform in [-5, 5]^2 m, sorted by angle about their centroid.
+std::vector<float3> sorted_random_points(std::mt19937& gen, int n) {
+  std::uniform_real_distribution<float> u(-5.0f, 5.0f);
+  std::vector<float3> pts(static_cast<std::size_t>(n));
+  for (float3& q : pts) q = float3{u(gen), u(gen), 0.0f};
+  tg::detail::family_sort_by_angle(pts.data(), n);
+  return pts;
+}
+
 }  // namespace
 
 TEST_CASE("bezier_corners: control points are the documented Bezier curve through sorted, spaced corners") {
@@ -200,12 +209,9 @@ TEST_CASE("hull_corners: midpoints move along the edge normal within displacemen
 
 TEST_CASE("family_convex_hull keeps exactly the corners of the convex hull, in order") {
   std::mt19937 gen(3);
-  std::uniform_real_distribution<float> u(-5.0f, 5.0f);
   for (int trial = 0; trial < 500; ++trial) {
     const int n = 3 + trial % 40;
-    std::vector<float3> pts(static_cast<std::size_t>(n));
-    for (float3& q : pts) q = float3{u(gen), u(gen), 0.0f};
-    tg::detail::family_sort_by_angle(pts.data(), n);
+    std::vector<float3> pts = sorted_random_points(gen, n);
     const std::vector<float3> all = pts;
     const int h = tg::detail::family_convex_hull(pts.data(), n);
     REQUIRE(h >= 3);
@@ -242,12 +248,9 @@ TEST_CASE("family_convex_hull keeps exactly the corners of the convex hull, in o
 
 TEST_CASE("family_prune_sharp drops the sharpest corners until none turns by more than max_turn") {
   std::mt19937 gen(4);
-  std::uniform_real_distribution<float> u(-5.0f, 5.0f);
   for (int trial = 0; trial < 500; ++trial) {
     const int n = 3 + trial % 30;
-    std::vector<float3> pts(static_cast<std::size_t>(n));
-    for (float3& q : pts) q = float3{u(gen), u(gen), 0.0f};
-    tg::detail::family_sort_by_angle(pts.data(), n);
+    std::vector<float3> pts = sorted_random_points(gen, n);
     const float max_turn = 1.0f + 0.002f * static_cast<float>(trial);
     const int kept = tg::detail::family_prune_sharp(pts.data(), n, max_turn);
     CHECK(kept >= 3);

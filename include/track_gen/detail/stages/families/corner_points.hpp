@@ -2,8 +2,9 @@
 /// @file
 /// Random corner points shared by the bezier and hull families (families/bezier.hpp,
 /// families/hull.hpp): a corner count drawn in a range, corners on a jittered grid or uniform in
-/// a disc, a minimum distance between corners, and the corners sorted by angle about their
-/// centroid (counter-clockwise). Serial code: one thread (rank 0) runs it for a block.
+/// a disc, a minimum distance between corners, the corners sorted by angle about their centroid
+/// (counter-clockwise), their convex hull, and the pruning of sharp corners. Serial code: one
+/// thread (rank 0) runs it for a block (at most 64 corners).
 
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
