@@ -3,9 +3,9 @@
 /// track_gen::measure_shape (shape_metrics.hpp) on the host backend, one row per preset:
 /// `track` and `drone_track` with --envs envs, `long_track` with --long-envs (its generation is
 /// slower on one core: the grid-scope relaxation costs O(D^2) per iteration). Then the generator
-/// families of issue 13 (voronoi, checkpoint: docs/generators.md), each as the generate stage of
-/// the `track` preset's pipeline at its other defaults, with --envs envs, once with
-/// stages::repulsive and once without (max_iterations 0).
+/// families of issue 13 (bezier, hull, voronoi, checkpoint: docs/generators.md), each as the
+/// generate stage of the `track` preset's pipeline at its other defaults, with --envs envs, once
+/// with stages::repulsive and once without (max_iterations 0).
 ///
 /// Method: one course per preset (host_policy, construction generates episode 0 of every env
 /// with the seed given), then measure_shape of each env's track with the preset's own limits
@@ -25,6 +25,8 @@
 
 #include <track_gen/detail/stages/families/checkpoint.hpp>
 #include <track_gen/detail/stages/families/voronoi.hpp>
+#include <track_gen/detail/stages/families/bezier.hpp>
+#include <track_gen/detail/stages/families/hull.hpp>
 #include <track_gen/shape_metrics.hpp>
 #include <track_gen/track_gen.hpp>
 
@@ -62,8 +64,17 @@ struct row {
   tg::shape_metric_limits limits;
 };
 
+/// The `track` preset with generator family `f` (stages::random_family runs it as the preset
+/// pipeline's generate stage); `repulsive`: false turns stages::repulsive off (max_iterations 0).
+tg::track_params family_params(int envs, tg::generator_family f, bool repulsive) {
+  tg::track_params p = tg::presets::track(envs);
+  p.generator.family = f;
+  if (!repulsive) p.repulsive.max_iterations = 0;
+  return p;
+}
+
 template <class Pipeline>
-row measure(const char* name, tg::track_params params, const options& o) {
+row measure(const std::string& name, tg::track_params params, const options& o) {
   params.seed = o.seed;
   row r;
   r.preset = name;
@@ -118,22 +129,6 @@ row measure(const char* name, tg::track_params params, const options& o) {
     for (double& h : r.histogram) h /= a;
   }
   return r;
-}
-
-/// The `track` preset's pipeline with `Family` as its generate stage (issue 13, item 1).
-template <class Family>
-using family_pipeline = tg::pipeline<Family, tg::stages::repulsive, tg::stages::catmull_rom, tg::stages::resample,
-                                     tg::stages::frames, tg::stages::checkpoints, tg::stages::validate>;
-
-/// The `track` preset with the control-point scratch sized for `Family` (the generator sizes it
-/// from polar.control_points until the family dispatch reads Family::max_control_points);
-/// `repulsive`: false turns stages::repulsive off (max_iterations 0).
-template <class Family>
-tg::track_params family_params(int envs, bool repulsive) {
-  tg::track_params p = tg::presets::track(envs);
-  p.polar.control_points = std::max(p.polar.control_points, Family::max_control_points(p));
-  if (!repulsive) p.repulsive.max_iterations = 0;
-  return p;
 }
 
 int parse(int argc, char** argv, options& o) {
@@ -210,14 +205,14 @@ int main(int argc, char** argv) {
     std::vector<row> rows;
     rows.push_back(measure<tg::presets::track_pipeline>("track", tg::presets::track(o.envs), o));
     rows.push_back(measure<tg::presets::track_pipeline>("drone_track", tg::presets::drone_track(o.envs), o));
-    rows.push_back(measure<family_pipeline<tg::stages::voronoi_sites>>(
-        "voronoi", family_params<tg::stages::voronoi_sites>(o.envs, true), o));
-    rows.push_back(measure<family_pipeline<tg::stages::voronoi_sites>>(
-        "voronoi, no repulsive", family_params<tg::stages::voronoi_sites>(o.envs, false), o));
-    rows.push_back(measure<family_pipeline<tg::stages::checkpoint_walk>>(
-        "checkpoint", family_params<tg::stages::checkpoint_walk>(o.envs, true), o));
-    rows.push_back(measure<family_pipeline<tg::stages::checkpoint_walk>>(
-        "checkpoint, no repulsive", family_params<tg::stages::checkpoint_walk>(o.envs, false), o));
+    // Every family through the preset's pipeline (stages::random_family), with and without
+    // stages::repulsive.
+    for (int f = 1; f < tg::num_generator_families; ++f) {
+      const std::string name = tg::generator_family_names[f];
+      const auto family = static_cast<tg::generator_family>(f);
+      rows.push_back(measure<tg::presets::track_pipeline>(name, family_params(o.envs, family, true), o));
+      rows.push_back(measure<tg::presets::track_pipeline>(name + ", no repulsive", family_params(o.envs, family, false), o));
+    }
     if (o.long_envs > 0)
       rows.push_back(measure<tg::presets::long_track_pipeline>("long_track", tg::presets::long_track(o.long_envs), o));
     std::printf("| preset | E | yield | mean attempts | compactness p50 (p10-p90) | turning number +-1 | "

@@ -15,7 +15,7 @@ namespace track_gen {
 enum class generator_family : int {
   polar = 0,       ///< stages::random_polar: sorted jittered angles, radii in a band
   bezier = 1,      ///< stages::bezier_corners
-  hull = 2,        ///< stages::hull_midpoints
+  hull = 2,        ///< stages::hull_corners
   voronoi = 3,     ///< stages::voronoi_sites
   checkpoint = 4,  ///< stages::checkpoint_walk
 };
@@ -206,6 +206,83 @@ struct checkpoint_params {
   float closure_tolerance = 1.0f;
 };
 
+/// `stages::bezier_corners` (the bezier family, families/bezier.hpp): random corners sorted by
+/// angle, joined by a closed piecewise cubic Bezier curve whose samples are the control points.
+struct bezier_params {
+  /// Fewest corners drawn per track, in [3, 64]. 8-12 corners in a disc of radius 6.5 m give
+  /// tracks of about 32-42 m (p10-p90) with bends of different sizes.
+  int corners_min = 8;
+  /// Most corners drawn per track, in [corners_min, 64].
+  int corners_max = 12;
+  /// Half-size of the corners' region [m], in [0.001, 1e6]: the square [-extent, extent]^2
+  /// (grid layout) or the disc of radius extent.
+  float extent = 6.5f;
+  /// 0: one corner per cell of a jittered g x g grid (g^2 >= 2 x corners), 1: uniform in a disc;
+  /// in [0, 1]. The disc: with min_corner_distance 3 m the grid's cells (2.6-3.3 m) leave the
+  /// corners almost no jitter, and regular shapes.
+  int layout = 1;
+  /// Least distance between two corners [m], in [0, 1e6]: closer candidates are drawn again
+  /// (8 tries, then the corner is dropped). 3 m keeps the bends between corners wide enough for
+  /// the 0.4 m turn radius in half the attempts, and leaves stages::repulsive little to push: at
+  /// 2.5 m its pushes left kinks between samples in 1 track of 1,000 (a spacing error of the
+  /// resampled centreline beyond 1 %).
+  float min_corner_distance = 3.0f;
+  /// Largest turn of the corner polygon at a corner [rad], in [0.1, 3.1416]: sharper corners
+  /// (spikes and notches of the angle-sorted polygon) are dropped, the sharpest first, while
+  /// more than 3 remain. Off (3.1416 > pi) by default: the Bezier handles round sharp corners,
+  /// and pruning makes the shapes rounder and shorter (median compactness 0.91 at 1.8).
+  float max_turn = 3.1416f;
+  /// Handle length as a fraction of the distance to the neighbouring corner, in [0, 1]: 0 gives
+  /// the corner polygon, larger values rounder bends.
+  float rad = 0.4f;
+  /// Blend of each corner's tangent from the bisector of its two edges (0, smooth) toward its
+  /// incoming edge (1, the bend turns after the corner), in [0, 1].
+  float edgy = 0.0f;
+  /// Largest handle as a fraction of the corner's shorter edge, in [0, 0.5]: the two handles
+  /// on an edge then sum to at most the edge and never cross.
+  float handle_clamp = 0.4f;
+  /// Control points sampled per Bezier piece (at t = j / samples_per_piece), in [1, 16]. 4 keeps
+  /// the Catmull-Rom spline close to the Bezier curve at sharp corners (51 % of attempts pass
+  /// validation, 36 % at 3) with points about 1 m apart, as stages::repulsive expects.
+  int samples_per_piece = 4;
+};
+
+/// `stages::hull_corners` (the hull family, families/hull.hpp): random corners sorted by angle
+/// (or their convex hull), each edge's midpoint pushed sideways, the 2 x corners points
+/// interpolated by the shared spline.
+struct hull_params {
+  /// Fewest corners drawn per track, in [3, 64]. 10-14 corners (fewer after max_turn) in a
+  /// 13 x 13 m square give tracks of about 23-40 m (p10-p90).
+  int corners_min = 10;
+  /// Most corners drawn per track, in [corners_min, 64].
+  int corners_max = 14;
+  /// Half-size of the corners' region [m], in [0.001, 1e6]: the square [-extent, extent]^2
+  /// (grid layout) or the disc of radius extent.
+  float extent = 6.5f;
+  /// 0: one corner per cell of a jittered grid, 1: uniform in a disc; in [0, 1].
+  int layout = 0;
+  /// Least distance between two corners [m], in [0, 1e6] (as bezier_params).
+  float min_corner_distance = 2.0f;
+  /// Largest turn of the corner polygon at a corner [rad], in [0.1, 3.1416]: sharper corners
+  /// (spikes and notches of the angle-sorted polygon) are dropped, the sharpest first, while
+  /// more than 3 remain. 2 rad: a sharper corner of the polygon cannot keep the 0.4 m turn radius
+  /// after one Chaikin pass with corners 2 m apart (7 % of attempts pass without pruning, 46 %
+  /// with it).
+  float max_turn = 2.0f;
+  /// Largest sideways push of an edge's midpoint as a fraction of the edge's length, in [0, 1]
+  /// (uniform in [-displacement, displacement]; positive is outward). 0.3 adds a bend between
+  /// corners; 0.1 keeps nearer the corner polygon (1.5 attempts per track instead of 2.1).
+  float displacement = 0.3f;
+  /// 0: every corner, sorted by angle; 1: only the corners on their convex hull (rounder,
+  /// fewer bends); in [0, 1].
+  int convex = 0;
+  /// Passes of Chaikin corner cutting of the 2 x corners points, in [0, 3]; each doubles the
+  /// control points. 1 rounds the polygon's corners enough for the 0.4 m turn radius. From 2 on
+  /// the control points come closer than repulsive.clearance (1.5 m): lower it (0.75 m) or
+  /// the relaxation kinks the polygon between the resampled samples.
+  int chaikin_passes = 1;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -233,6 +310,8 @@ struct track_params {
   budget_params budget;
   voronoi_params voronoi;
   checkpoint_params checkpoint;
+  bezier_params bezier;
+  hull_params hull;
 };
 
 /// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).

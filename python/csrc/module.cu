@@ -49,6 +49,9 @@ const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, validate.max_attempts),
       TG_FIELD(int, voronoi.control_points), TG_FIELD(int, voronoi.chaikin_rounds),
       TG_FIELD(int, checkpoint.checkpoints), TG_FIELD(int, checkpoint.max_steps), TG_FIELD(int, checkpoint.candidates),
+      TG_FIELD(int, bezier.corners_min), TG_FIELD(int, bezier.corners_max), TG_FIELD(int, bezier.layout),
+      TG_FIELD(int, bezier.samples_per_piece), TG_FIELD(int, hull.corners_min), TG_FIELD(int, hull.corners_max),
+      TG_FIELD(int, hull.layout), TG_FIELD(int, hull.convex), TG_FIELD(int, hull.chaikin_passes),
   };
   return f;
 }
@@ -71,6 +74,10 @@ const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, checkpoint.max_turn_rate), TG_FIELD(float, checkpoint.steer_gain),
       TG_FIELD(float, checkpoint.closure_boost), TG_FIELD(float, checkpoint.control_spacing),
       TG_FIELD(float, checkpoint.closure_tolerance),
+      TG_FIELD(float, bezier.extent), TG_FIELD(float, bezier.min_corner_distance), TG_FIELD(float, bezier.max_turn),
+      TG_FIELD(float, bezier.rad), TG_FIELD(float, bezier.edgy), TG_FIELD(float, bezier.handle_clamp),
+      TG_FIELD(float, hull.extent), TG_FIELD(float, hull.min_corner_distance), TG_FIELD(float, hull.max_turn),
+      TG_FIELD(float, hull.displacement),
   };
   return f;
 }

@@ -8,6 +8,7 @@
 
 #include <track_gen/track_gen.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -153,6 +154,35 @@ std::map<param, setter> setters() {
   TG_FAMILY_FIELD(checkpoint_candidates, int, checkpoint.candidates)
   TG_FAMILY_FIELD(checkpoint_closure_tolerance, float, checkpoint.closure_tolerance)
 #undef TG_FAMILY_FIELD
+  // The generator families (bezier, hull): corners_max sits above corners_min.
+  m[param::bezier_corners_min] = {[](tg::track_params& p, float&, double v) {
+    p.bezier.corners_min = static_cast<int>(v);
+    p.bezier.corners_max = std::max(p.bezier.corners_max, p.bezier.corners_min);
+  }};
+  m[param::hull_corners_min] = {[](tg::track_params& p, float&, double v) {
+    p.hull.corners_min = static_cast<int>(v);
+    p.hull.corners_max = std::max(p.hull.corners_max, p.hull.corners_min);
+  }};
+#define TG_FAMILY_SETTER(fam, field, T) \
+  m[param::fam##_##field] = {[](tg::track_params& p, float&, double v) { p.fam.field = static_cast<T>(v); }}
+  TG_FAMILY_SETTER(bezier, corners_max, int);
+  TG_FAMILY_SETTER(bezier, extent, float);
+  TG_FAMILY_SETTER(bezier, layout, int);
+  TG_FAMILY_SETTER(bezier, min_corner_distance, float);
+  TG_FAMILY_SETTER(bezier, max_turn, float);
+  TG_FAMILY_SETTER(bezier, rad, float);
+  TG_FAMILY_SETTER(bezier, edgy, float);
+  TG_FAMILY_SETTER(bezier, handle_clamp, float);
+  TG_FAMILY_SETTER(bezier, samples_per_piece, int);
+  TG_FAMILY_SETTER(hull, corners_max, int);
+  TG_FAMILY_SETTER(hull, extent, float);
+  TG_FAMILY_SETTER(hull, layout, int);
+  TG_FAMILY_SETTER(hull, min_corner_distance, float);
+  TG_FAMILY_SETTER(hull, max_turn, float);
+  TG_FAMILY_SETTER(hull, displacement, float);
+  TG_FAMILY_SETTER(hull, convex, int);
+  TG_FAMILY_SETTER(hull, chaikin_passes, int);
+#undef TG_FAMILY_SETTER
   return m;
 }
 
@@ -171,6 +201,8 @@ double field_value(const tg::track_params& p, const std::string& name) {
   if (name == "track_params.validate.length_min") return p.validate.length_min;
   if (name == "track_params.voronoi.radius_min") return p.voronoi.radius_min;
   if (name == "track_params.checkpoint.radius_min") return p.checkpoint.radius_min;
+  if (name == "track_params.bezier.corners_min") return p.bezier.corners_min;
+  if (name == "track_params.hull.corners_min") return p.hull.corners_min;
   FAIL("no test accessor for " << name);
   return 0;
 }
@@ -224,7 +256,9 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"dense_repulsive", "dense_repulsive_params"},
                                                       {"budget", "budget_params"},
                                                       {"voronoi", "voronoi_params"},
-                                                      {"checkpoint", "checkpoint_params"}};
+                                                      {"checkpoint", "checkpoint_params"},
+                                                      {"bezier", "bezier_params"},
+                                                      {"hull", "hull_params"}};
   int checked = 0;
   for (const param_range& r : tg::detail::param_ranges) {
     const std::string name = r.name;

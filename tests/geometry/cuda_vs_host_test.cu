@@ -12,6 +12,7 @@
 // - gate count: G = floor(L / spacing) may differ by one when L / spacing is within float
 //   rounding of an integer; reported too.
 #include "backend_support.hpp"
+#include "backend_comparison.hpp"
 #include "reference_checker.hpp"
 #include "shapes.hpp"
 
@@ -28,91 +29,9 @@ namespace tg = track_gen;
 using host_course = tg::course<tg::presets::track_pipeline, tg::host_policy>;
 using cuda_course = tg::course<tg::presets::track_pipeline, tg::cuda_policy>;
 
-struct comparison {
-  int envs = 0, same_status = 0, near_threshold = 0, near_integer_gates = 0, failures = 0;
-  double worst_position = 0;  // max |x_cuda - x_host| / L over envs of equal status
-};
-
-/// Largest |a - b| over env e's samples (or gates), in double.
-double max_distance(const std::vector<float3>& a, const std::vector<float3>& b, std::size_t begin, std::size_t count) {
-  double worst = 0;
-  for (std::size_t i = begin; i < begin + count; ++i) worst = std::max(worst, tg_test::normd(tg_test::to_d(a[i]) - tg_test::to_d(b[i])));
-  return worst;
-}
-
-comparison compare(const tg::track_snapshot& h, const tg::track_snapshot& c, const tg::track_params& p, float spacing,
-                   int max_gates, bool random) {
-  comparison r;
-  const tg_test::track_limits lim = tg_test::track_limits::from(p, spacing, max_gates);
-  REQUIRE(h.num_envs == c.num_envs);
-  REQUIRE(h.max_gates == c.max_gates);
-  auto fail = [&r](const std::string& line) {
-    if (r.failures < 10) MESSAGE(line);
-    ++r.failures;
-  };
-  for (int e = 0; e < h.num_envs; ++e) {
-    const std::size_t u = static_cast<std::size_t>(e);
-    ++r.envs;
-    const std::uint32_t sh = h.status[u], sc = c.status[u];
-    if (sh != sc) {
-      // Which backend accepted a candidate first? Its track is that candidate.
-      const int ah = tg::status::attempts(sh), ac = tg::status::attempts(sc);
-      const bool fh = (sh & tg::status::fallback) != 0u, fc = (sc & tg::status::fallback) != 0u;
-      const tg::track_snapshot* accepted = nullptr;
-      if (random && (ah < ac || (ah == ac && fc && !fh))) accepted = &h;
-      if (random && (ac < ah || (ah == ac && fh && !fc))) accepted = &c;
-      // A user track has one candidate; the backend that found it valid holds it.
-      if (!random && (sh & tg::status::valid) != 0u) accepted = &h;
-      if (!random && (sc & tg::status::valid) != 0u) accepted = &c;
-      if (accepted == nullptr || (accepted->status[u] & tg::status::valid) == 0u) {
-        fail("env " + std::to_string(e) + ": status " + std::to_string(sh) + " (host) vs " + std::to_string(sc) +
-             " (cuda), no accepted candidate to explain it");
-        continue;
-      }
-      const tg_test::track_measure m = tg_test::measure(*accepted, e, lim);
-      const tg_test::threshold_margins g = tg_test::margins(lim, m);
-      if (g.smallest() <= 1e-3) {
-        ++r.near_threshold;
-        MESSAGE("env " << e << ": status host " << sh << " / cuda " << sc << ", near a threshold: margins L-low "
-                       << g.length_low << ", L-high " << g.length_high << ", curvature " << g.curvature << ", clearance "
-                       << g.clearance << ", window " << g.window_edge);
-      } else {
-        fail("env " + std::to_string(e) + ": status " + std::to_string(sh) + " (host) vs " + std::to_string(sc) +
-             " (cuda), but the accepted candidate is " + std::to_string(g.smallest()) + " (relative) from every threshold");
-      }
-      continue;
-    }
-    ++r.same_status;
-    const double L = h.length[u];
-    const double scale = 1e-4 * L;
-    const double dx = max_distance(h.position, c.position, h.sample_index(e, 0), static_cast<std::size_t>(h.num_samples));
-    r.worst_position = std::max(r.worst_position, dx / L);
-    if (!(dx <= scale)) fail("env " + std::to_string(e) + ": positions differ by " + std::to_string(dx) + " m (> 1e-4 L)");
-    if (!(std::fabs(static_cast<double>(c.length[u]) - L) <= scale))
-      fail("env " + std::to_string(e) + ": L " + std::to_string(L) + " (host) vs " + std::to_string(c.length[u]) + " (cuda)");
-    if (h.num_gates[u] != c.num_gates[u]) {
-      const double ratio = L / spacing;
-      if (std::fabs(ratio - std::round(ratio)) <= 1e-4 * ratio && std::abs(h.num_gates[u] - c.num_gates[u]) == 1) {
-        ++r.near_integer_gates;
-        MESSAGE("env " << e << ": gate count " << h.num_gates[u] << " (host) vs " << c.num_gates[u] << " (cuda), L / spacing = " << ratio);
-      } else {
-        fail("env " + std::to_string(e) + ": gate count " + std::to_string(h.num_gates[u]) + " (host) vs " +
-             std::to_string(c.num_gates[u]) + " (cuda)");
-      }
-    } else {
-      const double dg = max_distance(h.gate_centre, c.gate_centre, h.gate_index(e, 0), static_cast<std::size_t>(h.num_gates[u]));
-      if (!(dg <= scale)) fail("env " + std::to_string(e) + ": gate centres differ by " + std::to_string(dg) + " m");
-    }
-    if (h.episode[u] != c.episode[u]) fail("env " + std::to_string(e) + ": episodes differ");
-  }
-  return r;
-}
-
-void report(const char* what, const comparison& r) {
-  MESSAGE(std::string(what) << ": " << r.envs << " envs, " << r.same_status << " with identical status, " << r.near_threshold
-               << " near-threshold status differences, " << r.near_integer_gates
-               << " near-integer gate-count differences, worst position difference " << r.worst_position << " L");
-}
+using tg_test::compare;
+using tg_test::comparison;
+using tg_test::report;
 
 }  // namespace
 

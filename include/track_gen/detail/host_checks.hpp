@@ -177,6 +177,25 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::checkpoint_max_steps, p.checkpoint.max_steps);
   check_range(param::checkpoint_candidates, p.checkpoint.candidates);
   check_range(param::checkpoint_closure_tolerance, p.checkpoint.closure_tolerance);
+  check_range(param::bezier_corners_min, p.bezier.corners_min);
+  check_range(param::bezier_corners_max, p.bezier.corners_max, p.bezier.corners_min);
+  check_range(param::bezier_extent, p.bezier.extent);
+  check_range(param::bezier_layout, p.bezier.layout);
+  check_range(param::bezier_min_corner_distance, p.bezier.min_corner_distance);
+  check_range(param::bezier_max_turn, p.bezier.max_turn);
+  check_range(param::bezier_rad, p.bezier.rad);
+  check_range(param::bezier_edgy, p.bezier.edgy);
+  check_range(param::bezier_handle_clamp, p.bezier.handle_clamp);
+  check_range(param::bezier_samples_per_piece, p.bezier.samples_per_piece);
+  check_range(param::hull_corners_min, p.hull.corners_min);
+  check_range(param::hull_corners_max, p.hull.corners_max, p.hull.corners_min);
+  check_range(param::hull_extent, p.hull.extent);
+  check_range(param::hull_layout, p.hull.layout);
+  check_range(param::hull_min_corner_distance, p.hull.min_corner_distance);
+  check_range(param::hull_max_turn, p.hull.max_turn);
+  check_range(param::hull_displacement, p.hull.displacement);
+  check_range(param::hull_convex, p.hull.convex);
+  check_range(param::hull_chaikin_passes, p.hull.chaikin_passes);
   {
     const param_rule& ids = rule_of(rule::env_offset);
     require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,

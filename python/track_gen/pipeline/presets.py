@@ -13,7 +13,9 @@ Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_sample
 radius_max, angle_jitter, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
 max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
 length_max, turn_radius_min, clearance_margin, max_attempts}``, and the generator families'
-``voronoi.{control_points, radius_min, radius_max, angle_jitter, site_spacing, site_jitter,
+``bezier.{corners_min, corners_max, extent, layout, min_corner_distance, max_turn, rad, edgy,
+handle_clamp, samples_per_piece}``, ``hull.{corners_min, corners_max, extent, layout,
+min_corner_distance, max_turn, displacement, convex, chaikin_passes}``, ``voronoi.{control_points, radius_min, radius_max, angle_jitter, site_spacing, site_jitter,
 min_angle_gap, chaikin_rounds}`` and ``checkpoint.{checkpoints, radius_min, radius_max,
 angle_jitter, step_length, max_turn_rate, steer_gain, closure_boost, control_spacing, max_steps,
 candidates, closure_tolerance}`` (docs/generators.md). Give a stage's fields as a dict
@@ -32,7 +34,7 @@ from typing import Any, Dict, Mapping
 
 __all__ = ["TrackParams", "track", "drone_track"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate", "voronoi", "checkpoint")
+_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint")
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 

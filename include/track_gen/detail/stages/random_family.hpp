@@ -4,7 +4,9 @@
 /// it. The families' stages are registered in `family_stages` below, in generator_family order.
 
 #include <track_gen/detail/math.hpp>
+#include <track_gen/detail/stages/families/bezier.hpp>
 #include <track_gen/detail/stages/families/checkpoint.hpp>
+#include <track_gen/detail/stages/families/hull.hpp>
 #include <track_gen/detail/stages/families/voronoi.hpp>
 #include <track_gen/detail/stages/generate_stages.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -69,6 +71,8 @@ struct random_family {
   static int max_control_points(const track_params& p) {
     int m = 0;
     if (detail::family_in_use(p.generator, generator_family::polar)) m = std::max(m, random_polar::max_control_points(p));
+    if (detail::family_in_use(p.generator, generator_family::bezier)) m = std::max(m, bezier_corners::max_control_points(p));
+    if (detail::family_in_use(p.generator, generator_family::hull)) m = std::max(m, hull_corners::max_control_points(p));
     if (detail::family_in_use(p.generator, generator_family::voronoi)) m = std::max(m, voronoi_sites::max_control_points(p));
     if (detail::family_in_use(p.generator, generator_family::checkpoint))
       m = std::max(m, checkpoint_walk::max_control_points(p));
@@ -79,6 +83,8 @@ struct random_family {
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     const generator_family f = detail::draw_family(p.generator, ws.seed, ws.global_env, ws.episode, stage_id);
     switch (f) {
+      case generator_family::bezier: bezier_corners::run(ctx, ws, p); break;
+      case generator_family::hull: hull_corners::run(ctx, ws, p); break;
       case generator_family::voronoi: voronoi_sites::run(ctx, ws, p); break;
       case generator_family::checkpoint: checkpoint_walk::run(ctx, ws, p); break;
       case generator_family::polar:

@@ -1,0 +1,191 @@
+#pragma once
+/// @file
+/// Random corner points shared by the bezier and hull families (families/bezier.hpp,
+/// families/hull.hpp): a corner count drawn in a range, corners on a jittered grid or uniform in
+/// a disc, a minimum distance between corners, the corners sorted by angle about their centroid
+/// (counter-clockwise), their convex hull, and the pruning of sharp corners. Serial code: one
+/// thread (rank 0) runs it for a block (at most 64 corners).
+
+#include <track_gen/detail/math.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/random.hpp>
+
+#include <cstdint>
+
+namespace track_gen::detail {
+
+/// The most corners a family draws (the ranges' upper bound, param_ranges.hpp).
+inline constexpr int family_max_corners = 64;
+/// Candidate positions tried per corner before it is dropped (the minimum distance rejection).
+inline constexpr int family_corner_tries = 8;
+/// Random draws the corner stage uses from its stream: draw 0 is the corner count, then
+/// `family_corner_tries` draws per corner. A family's own draws start here.
+inline constexpr std::uint32_t family_corner_draws = 1u + family_max_corners * family_corner_tries;
+
+/// Side g of the jittered grid for n corners: the smallest g with g^2 >= 2n, so that at least
+/// half the cells stay empty and the layout varies (n = 64: 12 x 12 cells).
+TRACK_GEN_HD inline int family_grid_side(int n) {
+  int g = 1;
+  while (g * g < 2 * n) ++g;
+  return g;
+}
+inline constexpr int family_max_grid_cells = 144;  // family_grid_side(family_max_corners)^2
+
+/// The corner count in [lo, hi] drawn from uniform u in [0, 1).
+TRACK_GEN_HD inline int family_corner_count(float u, int lo, int hi) {
+  const int span = hi - lo + 1;
+  const int k = static_cast<int>(u * static_cast<float>(span));
+  return lo + (k < span - 1 ? k : span - 1);
+}
+
+/// Draws n corners (z = 0) into out[0..count) and returns count. layout 0: each corner in its
+/// own cell of a g x g grid over [-extent, extent]^2 (cells picked by a partial Fisher-Yates
+/// shuffle), jittered inside the cell with a margin of min_distance / 2 from its edges, so that
+/// corners of different cells are >= min_distance apart whenever a cell is that wide. layout 1:
+/// uniform in the disc of radius extent. Either way a candidate closer than min_distance to a
+/// kept corner is drawn again (up to family_corner_tries times, draws 1 + i * tries + t) and the
+/// corner is dropped after the last try, except that the first 3 corners are always kept (a
+/// polygon needs 3). Deterministic: the draws are indexed by corner and try.
+TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int layout, float extent,
+                                            float min_distance, float3* out) {
+  const int g = family_grid_side(n);
+  const float cell = 2.0f * extent / static_cast<float>(g);
+  const float margin = min_f(0.5f * min_distance, 0.5f * cell);
+  int cells[family_max_grid_cells];
+  for (int c = 0; c < g * g; ++c) cells[c] = c;
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::uint32_t first = 1u + static_cast<std::uint32_t>(i * family_corner_tries);
+    if (layout == 0) {  // this corner's cell: swap a random one of cells[i..g^2) into place i
+      const int left = g * g - i;
+      int pick = i + static_cast<int>(rng.uniform(first).v[2] * static_cast<float>(left));
+      pick = pick < g * g - 1 ? pick : g * g - 1;
+      const int t = cells[i];
+      cells[i] = cells[pick];
+      cells[pick] = t;
+    }
+    for (int t = 0; t < family_corner_tries; ++t) {
+      const uniform4 u = rng.uniform(first + static_cast<std::uint32_t>(t));
+      float3 q;
+      if (layout == 0) {
+        const int cx = cells[i] % g, cy = cells[i] / g;
+        q = f3(-extent + cell * static_cast<float>(cx) + margin + (cell - 2.0f * margin) * u.v[0],
+               -extent + cell * static_cast<float>(cy) + margin + (cell - 2.0f * margin) * u.v[1], 0.0f);
+      } else {
+        const float r = extent * std::sqrt(u.v[0]);
+        const float a = 2.0f * pi * u.v[1];
+        q = f3(r * std::cos(a), r * std::sin(a), 0.0f);
+      }
+      bool far = true;
+      for (int j = 0; j < count && far; ++j) far = length(q - out[j]) >= min_distance;
+      if (far || (count < 3 && t == family_corner_tries - 1)) {
+        out[count++] = q;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+/// Sorts pts[0..n) by increasing angle about their centroid (insertion sort, n <= 64). The
+/// centroid lies strictly inside the convex hull of points that are not all on one line, so no
+/// two consecutive angles are pi or more apart: the polygon is a fan of triangles about the
+/// centroid that do not overlap, a simple counter-clockwise polygon.
+TRACK_GEN_HD inline void family_sort_by_angle(float3* pts, int n) {
+  float cx = 0.0f, cy = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    cx += pts[i].x;
+    cy += pts[i].y;
+  }
+  cx /= static_cast<float>(n);
+  cy /= static_cast<float>(n);
+  float angle[family_max_corners];
+  for (int i = 0; i < n; ++i) {
+    const float3 q = pts[i];
+    const float a = std::atan2(q.y - cy, q.x - cx);
+    int j = i;
+    for (; j > 0 && angle[j - 1] > a; --j) {
+      angle[j] = angle[j - 1];
+      pts[j] = pts[j - 1];
+    }
+    angle[j] = a;
+    pts[j] = q;
+  }
+}
+
+/// True when a -> b -> c turns left (counter-clockwise), strictly.
+TRACK_GEN_HD inline bool family_left_turn(float3 a, float3 b, float3 c) {
+  return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x) > 0.0f;
+}
+
+/// Keeps the corners of pts[0..n) (sorted by angle about their centroid, as
+/// family_sort_by_angle leaves them) that lie on their convex hull, in the same
+/// counter-clockwise order, and returns how many. Graham's scan from an interior point (R. L.
+/// Graham, "An efficient algorithm for determining the convex hull of a finite planar set",
+/// 1972): the angle order about the centroid is the hull's order, so one stack pass from a hull
+/// corner (the lowest-leftmost) drops every corner where the boundary does not turn left.
+TRACK_GEN_HD inline int family_convex_hull(float3* pts, int n) {
+  int start = 0;
+  for (int i = 1; i < n; ++i)
+    if (pts[i].x < pts[start].x || (pts[i].x == pts[start].x && pts[i].y < pts[start].y)) start = i;
+  float3 ring[family_max_corners];
+  for (int i = 0; i < n; ++i) ring[i] = pts[(start + i) % n];
+  int h = 0;
+  for (int i = 0; i < n; ++i) {
+    while (h >= 2 && !family_left_turn(pts[h - 2], pts[h - 1], ring[i])) --h;
+    pts[h++] = ring[i];
+  }
+  while (h >= 3 && !family_left_turn(pts[h - 2], pts[h - 1], pts[0])) --h;
+  return h;
+}
+
+/// The turn angle at b of the path a -> b -> c, in (-pi, pi], positive to the left.
+TRACK_GEN_HD inline float family_turn(float3 a, float3 b, float3 c) {
+  const float ux = b.x - a.x, uy = b.y - a.y, vx = c.x - b.x, vy = c.y - b.y;
+  return std::atan2(ux * vy - uy * vx, ux * vx + uy * vy);
+}
+
+/// Drops corners of the closed polygon pts[0..n) while one turns by more than max_turn (either
+/// way) and more than 3 remain, the sharpest first (the lowest index on a tie); returns the
+/// count kept. A spike or a notch of an angle-sorted random polygon turns by up to ~pi: no
+/// spline through it keeps a turn radius of a few tenths of its edges, so it is cut off.
+TRACK_GEN_HD inline int family_prune_sharp(float3* pts, int n, float max_turn) {
+  while (n > 3) {
+    int worst = -1;
+    float worst_turn = max_turn;
+    for (int i = 0; i < n; ++i) {
+      const float t = std::fabs(family_turn(pts[i == 0 ? n - 1 : i - 1], pts[i], pts[i + 1 == n ? 0 : i + 1]));
+      if (t > worst_turn) {
+        worst_turn = t;
+        worst = i;
+      }
+    }
+    if (worst < 0) break;
+    for (int i = worst; i + 1 < n; ++i) pts[i] = pts[i + 1];
+    --n;
+  }
+  return n;
+}
+
+/// The corners of one attempt for the whole block: rank 0 draws the count in [lo, hi] (draw 0),
+/// the corners (family_draw_corners) into ws.control_next and sorts them by angle (and keeps
+/// their convex hull when `convex`), then drops corners that turn by more than max_turn
+/// (family_prune_sharp); the count is
+/// passed to every thread through ws.dense_s[0] (free scratch while a generate stage runs).
+/// Returns the count kept, the same on every thread; ends with a barrier.
+template <class Ctx>
+TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stream& rng, int lo, int hi, int layout,
+                                      float extent, float min_distance, float max_turn, bool convex = false) {
+  if (ctx.rank() == 0) {
+    const int n = family_corner_count(rng.uniform(0).v[0], lo, hi);
+    int count = family_draw_corners(rng, n, layout, extent, min_distance, ws.control_next);
+    family_sort_by_angle(ws.control_next, count);
+    if (convex) count = family_convex_hull(ws.control_next, count);
+    count = family_prune_sharp(ws.control_next, count, max_turn);
+    ws.dense_s[0] = static_cast<float>(count);  // exact: count <= 64
+  }
+  ctx.sync();
+  return static_cast<int>(ws.dense_s[0]);
+}
+
+}  // namespace track_gen::detail

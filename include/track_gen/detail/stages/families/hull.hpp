@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// The hull generator family (issue 13): random corners sorted by angle (or their convex
+/// hull), each edge's midpoint pushed sideways by a random fraction of the edge, the 2 x corners
+/// points interpolated by the shared Catmull-Rom spline. The classic "procedural racetrack"
+/// construction (random points, hull, midpoint displacement; G. Maciel, "Generating procedural
+/// racetracks", 2014; TrackGen's `hull` generator); written from that description.
+
+#include <track_gen/detail/stages/families/corner_points.hpp>
+#include <track_gen/params.hpp>
+
+#include <cstdint>
+
+namespace track_gen::stages {
+
+/// Generate stage of the hull family. Corners: `detail::family_block_corners` (a count in
+/// [corners_min, corners_max], on a jittered grid or in a disc of size `extent`, at least
+/// `min_corner_distance` apart, sorted by angle about their centroid, reduced to their convex
+/// hull when `convex` = 1). Control point 2i is corner i, control point 2i + 1 the midpoint of
+/// edge (i, i+1) moved along the edge's outward normal by u x |edge|, u uniform in
+/// [-displacement, displacement]. Then `chaikin_passes` passes of Chaikin's corner cutting
+/// (each doubles the points) spread every corner's turn over two points, so that the spline's
+/// bends are not tighter than the polygon's edges allow: M = 2 x corners x 2^chaikin_passes
+/// control points, z = 0.
+///
+/// Random stream: stage 11; draws 0 .. detail::family_corner_draws - 1 (the corners), then
+/// draw family_corner_draws + i for edge i. Scratch: ws.control_next (corners, then a Chaikin pass), ws.dense (the 2n
+/// points), ws.dense_s[0].
+struct hull_corners {
+  static constexpr detail::stage_role role = detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 11;
+
+  /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
+  /// 2 x corners_max x 2^chaikin_passes.
+  static int max_control_points(const track_params& p) { return (2 * p.hull.corners_max) << p.hull.chaikin_passes; }
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const hull_params& h = p.hull;
+    const philox_stream rng = ws.rng(stage_id);
+    const int n = family_block_corners(ctx, ws, rng, h.corners_min, h.corners_max, h.layout, h.extent,
+                                       h.min_corner_distance, h.max_turn, h.convex != 0);
+    // The 2n points go to ws.dense, then each Chaikin pass to control_next or control, so that
+    // the last lands in ws.control.
+    for (int i = ctx.rank(); i < n; i += ctx.size()) {
+      const float3 a = ws.control_next[i], c = ws.control_next[wrap(i + 1, n)];
+      const float u = h.displacement * (2.0f * rng.uniform(family_corner_draws + static_cast<std::uint32_t>(i)).v[0] - 1.0f);
+      // (e.y, -e.x) is the outward normal of a counter-clockwise polygon's edge e, |e| long.
+      ws.dense[2 * i] = a;
+      ws.dense[2 * i + 1] = (a + c) * 0.5f + f3(c.y - a.y, a.x - c.x, 0.0f) * u;
+    }
+    ctx.sync();
+    int m = 2 * n;
+    const float3* src = ws.dense;
+    if (h.chaikin_passes == 0) {
+      for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = src[i];
+    }
+    for (int pass = 0; pass < h.chaikin_passes; ++pass) {
+      // Chaikin's corner cutting (G. Chaikin, "An algorithm for high-speed curve generation",
+      // 1974): edge (a, b) becomes the points 3/4 a + 1/4 b and 1/4 a + 3/4 b.
+      float3* dst = (h.chaikin_passes - pass) % 2 == 1 ? ws.control : ws.control_next;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) {
+        const float3 a = src[i], c = src[wrap(i + 1, m)];
+        dst[2 * i] = a * 0.75f + c * 0.25f;
+        dst[2 * i + 1] = a * 0.25f + c * 0.75f;
+      }
+      ctx.sync();
+      src = dst;
+      m *= 2;
+    }
+    ws.num_control = m;
+    ctx.sync();
+  }
+};
+
+}  // namespace track_gen::stages
