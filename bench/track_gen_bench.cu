@@ -210,8 +210,9 @@ void set_generator(tg::track_params& p, const std::string& name) {
   }
 }
 
-/// A generate row (`family` empty: the preset's default family; else a generate_family row).
-template <int Threads = tg::default_tuning::generate_block_threads>
+/// A generate row (`family` empty: the `track` preset's pipeline; else a generate_<family> row,
+/// through presets::family_pipeline).
+template <int Threads = tg::default_tuning::generate_block_threads, class Pipeline = tg::presets::track_pipeline>
 row run_generate(long envs, int n, const options& o, cudaStream_t stream, const std::string& family = {}) {
   tg::track_params params = tg::presets::track(static_cast<int>(envs));
   params.num_samples = n;
@@ -220,7 +221,7 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream, const 
   const ::cuda::stream_ref sref(stream);
   using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored,
                             tg::backend::default_backend, block_tuning<Threads>>;
-  tg::course<tg::presets::track_pipeline, policy> course(params, o.spacing, sref);
+  tg::course<Pipeline, policy> course(params, o.spacing, sref);
   const auto call = [&](int) { course.regenerate(nullptr, true, sref); };
   row r;
   r.scenario = "generate";
@@ -418,7 +419,8 @@ int parse(int argc, char** argv, options& o) {
   std::vector<std::string> families = {"mix"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
   app.add_option("--generators", o.generators,
-                 "extra generate rows (scenario generate_<name>) with these generator families; mix: equal weights on "
+                 "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
+                 "generator families (polar: the family pipeline's cost on the default tracks); mix: equal weights on "
                  "every family")
       ->delimiter(',')
       ->check(CLI::IsMember(families));
@@ -538,7 +540,10 @@ int main(int argc, char** argv) {
                     errors, [&] { rows.push_back(run_generate_block(t, e, n, o, stream)); });
           for (const std::string& f : o.generators)
             attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n) + " generator=" + f, errors,
-                    [&] { rows.push_back(run_generate(e, n, o, stream, f)); });
+                    [&] {
+                      rows.push_back(run_generate<tg::default_tuning::generate_block_threads, tg::presets::family_pipeline>(
+                          e, n, o, stream, f));
+                    });
         }
       }
     }

@@ -67,6 +67,14 @@ struct pipeline {
                 "The validating stage must be the last stage of a pipeline: it judges the finished track.");
   static_assert((detail::is_grid_stage<Stages> + ... + 0) <= 1, "A pipeline holds at most one grid-scope stage.");
 
+  /// Whether a stage of the pipeline is stages::random_family (it draws every generator family).
+  static constexpr bool draws_families = (std::is_same_v<Stages, stages::random_family> || ...);
+  /// Whether `track_params::generator` may select a family other than polar: false for a pipeline
+  /// that draws with stages::random_polar and not stages::random_family (construction refuses
+  /// such a selection there); a pipeline with another generate stage ignores the selection.
+  static constexpr bool accepts_families =
+      draws_families || !(std::is_same_v<Stages, stages::random_polar> || ...);
+
   /// Position of the grid-scope stage in the pack (the pack size when there is none).
   static constexpr int grid_index = detail::first_grid_index<Stages...>();
   static constexpr bool has_grid = grid_index < static_cast<int>(sizeof...(Stages));

@@ -7,11 +7,20 @@
 
 namespace track_gen::presets {
 
-/// The pipeline of the random `track` preset (DESIGN §3). Its first stage draws the control
-/// points with the generator family that `track_params::generator` selects (random polar by
-/// default: stages::random_family then runs exactly stages::random_polar).
-using track_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
+/// The pipeline of the random `track` preset (DESIGN §3): random polar control points
+/// (`track_params::generator` must select polar: use family_pipeline for the other families).
+using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::resample,
                                 stages::frames, stages::checkpoints, stages::validate>;
+
+/// The `track` preset's pipeline with stages::random_family as its generate stage: every
+/// generator family, one per batch (`generator.family`) or a mix drawn per env and episode
+/// (`generator.weights`), in one launch (docs/generators.md). With the default parameters its
+/// tracks are track_pipeline's bit for bit. It is a pipeline of its own because its kernel
+/// holds every family's code: 96 registers and a 3.2 KB stack frame per thread at 64 threads per
+/// block (`ptxas -v`, sm_90), against track_pipeline's 72 and 48 bytes, which costs the batches
+/// that only draw polar tracks.
+using family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
+                                 stages::frames, stages::checkpoints, stages::validate>;
 
 /// A small closed circuit for RC cars or micro drones, flat (z = 0).
 ///
@@ -41,7 +50,7 @@ inline track_params drone_track(int num_envs) {
 
 /// The pipeline of `long_track`: the `track` pipeline with stages::dense_repulsive (grid scope)
 /// between the spline and the resampling.
-using long_track_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,
+using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,
                                      stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 
 /// A full-size circuit (use with `long_track_pipeline`): 1-3 km long, 12 m wide, 2048 samples.

@@ -27,7 +27,9 @@ namespace tt = track_gen::interop::torch;
 
 namespace {
 
-using course_type = tg::course<tg::presets::track_pipeline, tg::policy<>>;
+// The family pipeline: Python's presets take generator= and generator_weights= (its default
+// parameters give the track pipeline's tracks bit for bit).
+using course_type = tg::course<tg::presets::family_pipeline, tg::policy<>>;
 
 // ---- parameters -------------------------------------------------------------------------------
 

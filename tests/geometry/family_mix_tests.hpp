@@ -1,10 +1,10 @@
 #pragma once
 /// @file
-/// stages::random_family (random_family.hpp), the generate stage of the `track` preset's
-/// pipeline, against the families' own pipelines, which are the independent reference here:
-/// - with the default parameters (family polar, no weights) the preset's tracks are bit for bit
-///   those of the pipeline that starts with stages::random_polar (the default tracks did not
-///   change), and every env's `family` field is polar;
+/// stages::random_family (random_family.hpp), the generate stage of presets::family_pipeline,
+/// against the families' own pipelines, which are the independent reference here:
+/// - with the default parameters (family polar, no weights) its tracks are bit for bit those of
+///   presets::track_pipeline (which starts with stages::random_polar), and every env's `family`
+///   field is polar;
 /// - one family for the batch: bit for bit the tracks of the pipeline that starts with that
 ///   family's stage;
 /// - a mix by weights: each env's track is bit for bit the track that the single-family course of
@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -70,8 +71,8 @@ TEST_CASE_TEMPLATE_DEFINE("random_family: the default is random_polar bit for bi
   namespace tg = track_gen;
   tg::track_params p = tg::presets::track(scaled(512, 8, 64));
   p.seed = 21;
-  const tg::track_snapshot preset = build<tg::presets::track_pipeline, Policy>(p, 1);
-  const tg::track_snapshot polar = build<pipeline_of<tg::stages::random_polar>, Policy>(p, 1);
+  const tg::track_snapshot preset = build<tg::presets::family_pipeline, Policy>(p, 1);
+  const tg::track_snapshot polar = build<tg::presets::track_pipeline, Policy>(p, 1);
   for (int e = 0; e < p.num_envs; ++e) {
     CAPTURE(e);
     CHECK(same_track(preset, e, polar, e));
@@ -82,7 +83,7 @@ TEST_CASE_TEMPLATE_DEFINE("random_family: the default is random_polar bit for bi
     CAPTURE(tg::generator_family_names[static_cast<int>(f)]);
     tg::track_params q = p;
     q.generator.family = f;
-    const tg::track_snapshot via_preset = build<tg::presets::track_pipeline, Policy>(q, 1);
+    const tg::track_snapshot via_preset = build<tg::presets::family_pipeline, Policy>(q, 1);
     const tg::track_snapshot direct =
         f == tg::generator_family::bezier    ? build<pipeline_of<tg::stages::bezier_corners>, Policy>(q, 1)
         : f == tg::generator_family::hull    ? build<pipeline_of<tg::stages::hull_corners>, Policy>(q, 1)
@@ -98,6 +99,22 @@ TEST_CASE_TEMPLATE_DEFINE("random_family: the default is random_polar bit for bi
     int same_as_polar = 0;
     for (int e = 0; e < q.num_envs; ++e) same_as_polar += same_track(via_preset, e, preset, e);
     CHECK(same_as_polar == 0);
+  }
+  // The track pipeline draws polar tracks only: another family, or a mix, is refused by name.
+  for (const bool mix : {false, true}) {
+    tg::track_params q = p;
+    if (mix) q.generator.weights[static_cast<int>(tg::generator_family::hull)] = 1.0f;
+    else q.generator.family = tg::generator_family::checkpoint;
+    std::string message;
+    try {
+      build<tg::presets::track_pipeline, Policy>(q, 0);
+    } catch (const std::invalid_argument& e) {
+      message = e.what();
+    }
+    CAPTURE(message);
+    CHECK(message.find("track_params.generator selects") != std::string::npos);
+    CHECK(message.find(mix ? "a mix of families" : "'checkpoint' family") != std::string::npos);
+    CHECK(message.find("presets::family_pipeline") != std::string::npos);
   }
 }
 
@@ -116,16 +133,16 @@ TEST_CASE_TEMPLATE_DEFINE("random_family: a mix by weights draws per env and epi
   p.generator.weights[checkpoint] = 1.0f;
   p.generator.family = tg::generator_family::hull;  // ignored: the weights decide (hull's is 0)
   const int rounds = 2;
-  const tg::track_snapshot mixed = build<tg::presets::track_pipeline, Policy>(p, rounds);
+  const tg::track_snapshot mixed = build<tg::presets::family_pipeline, Policy>(p, rounds);
   // The single-family courses of the same envs and rounds.
   std::vector<tg::track_snapshot> single(tg::num_generator_families);
   for (const int f : {polar, bezier, voronoi, checkpoint}) {
     tg::track_params q = p;
     for (float& w : q.generator.weights) w = 0.0f;
     q.generator.family = static_cast<tg::generator_family>(f);
-    single[static_cast<std::size_t>(f)] = build<tg::presets::track_pipeline, Policy>(q, rounds);
+    single[static_cast<std::size_t>(f)] = build<tg::presets::family_pipeline, Policy>(q, rounds);
   }
-  const tg::track_snapshot first = build<tg::presets::track_pipeline, Policy>(p, 0);
+  const tg::track_snapshot first = build<tg::presets::family_pipeline, Policy>(p, 0);
   int count[tg::num_generator_families] = {};
   int mismatches = 0, redrawn = 0;
   for (int e = 0; e < p.num_envs; ++e) {

@@ -230,8 +230,11 @@ inline void check_scratch_bytes(std::size_t bytes, std::size_t control_capacity,
       std::to_string(control_capacity) + " control points, " + std::to_string(dense_capacity) +
       " dense samples, num_samples = " + std::to_string(num_samples) + "); at most " + bound_text(r, r.max) + " " +
       r.name + " are supported (" + r.reason +
-      "): lower track_params.polar.control_points, spline.samples_per_segment, num_samples or the points of the "
-      "user tracks");
+      "): lower the control points of the generator families in use (polar.control_points; bezier.corners_max x "
+      "samples_per_piece; hull.corners_max x 2^(chaikin_passes + 1); voronoi.control_points x 2^chaikin_rounds; "
+      "checkpoint.max_steps x step_length / control_spacing, and its candidates), spline.samples_per_segment, "
+      "num_samples or the "
+      "points of the user tracks");
 }
 
 /// Throws std::invalid_argument unless a course's memory, `bytes`, is within param::course_bytes.

@@ -51,6 +51,19 @@ inline int random_control_points(const track_params& p) {
   return std::max(p.polar.control_points, stages::random_family::max_control_points(p));
 }
 
+/// Throws std::invalid_argument unless `p.generator` selects only the polar family (a pipeline
+/// whose generate stage is stages::random_polar draws nothing else); `what` names the field.
+inline void check_polar_only(const track_params& p, const char* what) {
+  const bool polar = !mixes_families(p.generator) && p.generator.family == generator_family::polar;
+  if (polar) return;
+  const std::string chosen = mixes_families(p.generator)
+                                 ? std::string("a mix of families (weights)")
+                                 : std::string("the '") + generator_family_names[static_cast<int>(p.generator.family)] + "' family";
+  throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen +
+                              ", but this pipeline's generate stage is stages::random_polar (polar tracks only): "
+                              "use presets::family_pipeline (or stages::random_family in your pipeline)");
+}
+
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
 inline generator_plan make_generator_plan(const track_params& params, float spacing, const sanitized_tracks* user,
                                           user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid,
@@ -219,9 +232,11 @@ struct generator_inputs {
   generator_plan plan;
 
   /// Checks everything (std::invalid_argument naming the parameter and its range) and plans.
+  /// `families`: `params.generator` may select any family (false: the pipeline draws polar tracks
+  /// only, pipeline::accepts_families, and another selection is refused).
   /// `args_bytes`: the size of the generation arguments kept in the generator's memory.
   static generator_inputs make(const track_params& params, float spacing, const user_tracks* tracks,
-                               const track_variants* variants, bool grid, std::size_t select_temp_bytes,
+                               const track_variants* variants, bool grid, bool families, std::size_t select_temp_bytes,
                                std::size_t args_bytes = 0) {
     check_params(params, spacing);
     generator_inputs in;
@@ -230,6 +245,11 @@ struct generator_inputs {
     if (variants != nullptr) {
       in.sets = check_variants(*variants, params, spacing);
       in.env_variant.assign(variants->env_variant.begin(), variants->env_variant.end());
+    }
+    if (!families) {
+      check_polar_only(params, "track_params.generator");
+      for (std::size_t i = 0; i < in.sets.size(); ++i)
+        check_polar_only(in.sets[i], ("track_variants.variants[" + std::to_string(i) + "].generator").c_str());
     }
     if (tracks != nullptr) {
       in.user = sanitize(*tracks, params.num_envs);
