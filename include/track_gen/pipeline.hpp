@@ -69,11 +69,12 @@ struct pipeline {
 
   /// Whether a stage of the pipeline is stages::random_family (it draws every generator family).
   static constexpr bool draws_families = (std::is_same_v<Stages, stages::random_family> || ...);
+  /// Whether a stage of the pipeline is stages::random_polar.
+  static constexpr bool draws_polar = (std::is_same_v<Stages, stages::random_polar> || ...);
   /// Whether `track_params::generator` may select a family other than polar: false for a pipeline
   /// that draws with stages::random_polar and not stages::random_family (construction refuses
   /// such a selection there); a pipeline with another generate stage ignores the selection.
-  static constexpr bool accepts_families =
-      draws_families || !(std::is_same_v<Stages, stages::random_polar> || ...);
+  static constexpr bool accepts_families = draws_families || !draws_polar;
 
   /// Position of the grid-scope stage in the pack (the pack size when there is none).
   static constexpr int grid_index = detail::first_grid_index<Stages...>();

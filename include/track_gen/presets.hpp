@@ -17,8 +17,8 @@ using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages:
 /// (`generator.weights`), in one launch (docs/generators.md). With the default parameters its
 /// tracks are track_pipeline's bit for bit. It is a pipeline of its own because its kernel
 /// holds every family's code: 96 registers and a 3.2 KB stack frame per thread at 64 threads per
-/// block (`ptxas -v`, sm_90), against track_pipeline's 72 and 48 bytes, which costs the batches
-/// that only draw polar tracks.
+/// block (`ptxas -v`, sm_90), against track_pipeline's 72 registers and 56 bytes, which would
+/// cost the batches that only draw polar tracks.
 using family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
                                  stages::frames, stages::checkpoints, stages::validate>;
 

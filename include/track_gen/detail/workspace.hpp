@@ -116,8 +116,6 @@ struct workspace {
   std::uint64_t seed;
   std::uint32_t global_env, episode, attempt;
   track_source source;
-  /// The generator family of a random track (generator_family; -1: not drawn by a family stage).
-  int family;
 
   // Sizes and block-uniform scalars.
   int num_control;

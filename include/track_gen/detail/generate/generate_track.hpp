@@ -5,6 +5,7 @@
 
 #include <track_gen/track_ref.hpp>
 #include <track_gen/detail/math.hpp>
+#include <track_gen/detail/stages/random_family.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/env_mask.hpp>
 #include <track_gen/grid_scope.hpp>
@@ -62,7 +63,6 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.global_env = a.params.env_offset + static_cast<std::uint32_t>(e);
   ws.episode = episode;
   ws.attempt = 0;
-  ws.family = -1;
   ws.num_samples = n;
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
@@ -94,6 +94,18 @@ TRACK_GEN_HD void store_samples(Ctx& ctx, const workspace& ws, const track_array
     out.arc_length[i] = static_cast<float>(k) * spacing;
     out.border_left[i] = b + left * half_width;
     out.border_right[i] = b - left * half_width;
+  }
+}
+
+/// The `family` field of a random track of `Pipeline`: the family stages::random_family drew
+/// (recomputed: a pure function of the parameters, seed, env and episode, so the workspace does
+/// not carry it), polar for a pipeline that draws with stages::random_polar, -1 otherwise.
+template <class Pipeline>
+TRACK_GEN_HD int track_family(const track_params& p, const workspace& ws, std::uint32_t episode) {
+  if constexpr (Pipeline::draws_families) {
+    return static_cast<int>(draw_family(p.generator, ws.seed, ws.global_env, episode, stages::random_family::stage_id));
+  } else {
+    return Pipeline::draws_polar ? static_cast<int>(generator_family::polar) : -1;
   }
 }
 
@@ -160,7 +172,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
     a.tracks.status[e] = st;
     a.tracks.episode[e] = episode;
     a.tracks.origin[e] = origin;
-    a.tracks.family[e] = ws.family;
+    a.tracks.family[e] = a.num_user_tracks > 0 ? -1 : track_family<Pipeline>(p, ws, episode);
     a.on_rebuilt(e, ws.num_gates);
     if constexpr (Pipeline::has_grid) {
       // The grid stage takes a random track that passed (not the fallback).

@@ -34,7 +34,6 @@ struct random_polar {
       ws.control[i] = f3(r * std::cos(angle), r * std::sin(angle), z);
     }
     ws.num_control = m;
-    ws.family = static_cast<int>(generator_family::polar);
     ctx.sync();
   }
 };

@@ -62,7 +62,7 @@ namespace stages {
 /// weights, drawn once per env and episode) and runs that family's stage, which writes the
 /// control points. Random stream: stage 9 for the draw (only when the mix is on), then the
 /// family stage's own. With the default parameters (family polar, no weights) it is exactly
-/// stages::random_polar. Sets `ws.family`.
+/// stages::random_polar. The store recomputes the family for the `family` field (draw_family).
 struct random_family {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 9;
@@ -90,7 +90,6 @@ struct random_family {
       case generator_family::polar:
       default: random_polar::run(ctx, ws, p); break;
     }
-    ws.family = static_cast<int>(f);
   }
 };
 
