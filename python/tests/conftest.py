@@ -29,12 +29,14 @@ def _torch_importable() -> bool:
 
 
 # Without torch the GPU test modules cannot even be imported (they import torch at the top):
-# leave them out of the collection (test_pure_python.py needs no torch).
+# leave them out of the collection. These modules import torch only inside their GPU tests.
+_IMPORTABLE_WITHOUT_TORCH = {"test_pure_python.py", "test_generators.py"}
 collect_ignore = []
 if not _torch_importable():
     if os.environ.get("TRACK_GEN_REQUIRE_GPU") == "1":
         raise pytest.UsageError("TRACK_GEN_REQUIRE_GPU=1 but torch is not importable")
-    collect_ignore = [p.name for p in Path(__file__).resolve().parent.glob("test_*.py") if p.name != "test_pure_python.py"]
+    collect_ignore = [p.name for p in Path(__file__).resolve().parent.glob("test_*.py")
+                      if p.name not in _IMPORTABLE_WITHOUT_TORCH]
 
 
 def pytest_configure(config):
