@@ -58,10 +58,12 @@ struct random_polar_params {
 
 /// `stages::repulsive`: bounded relaxation pushing non-adjacent control-polygon segments apart.
 struct repulsive_params {
-  /// Target clearance [m], in [0, 1e6], between a control point and every non-adjacent polygon
-  /// segment.
+  /// Target clearance [m], in [0, 1e6], between a control point and every polygon segment that
+  /// is not one of its near neighbours (the segments incident to it and to its neighbours; for
+  /// a family refined by r rounds of corner cutting, 2^r segments on either side).
   float clearance = 1.5f;
-  /// Pull of a pushed point toward the midpoint of its neighbours, per iteration, in [0, 0.999].
+  /// Pull of every control point toward the midpoint of its neighbours, per iteration while an
+  /// overlap remains, in [0, 0.999].
   float smoothing = 0.05f;
   /// Iteration bound (the BOUNDED loop), in [0, 1000]; 0 disables the stage.
   int max_iterations = 32;

@@ -46,7 +46,7 @@ TEST_CASE("the spline's segments and the repulsive partial sums share one region
   ws.bind_scratch(base.data(), l);
   CHECK(static_cast<void*>(ws.repulsive) == static_cast<void*>(ws.spline));
   // The region holds the larger of the two: 256 segments of 48 bytes, and 256 points x
-  // repulsive_chunks(256) = 1 partial of 16 bytes.
+  // repulsive_chunks(256) = 1 partial (a float3) a point.
   const std::size_t region = l.dense - l.spline;
   CHECK(region >= sizeof(tg::detail::spline_segment) * 256);
   CHECK(region >= sizeof(tg::detail::repulsive_partial) * 256 * tg::detail::repulsive_chunks(256));

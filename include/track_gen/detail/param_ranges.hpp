@@ -173,8 +173,8 @@ inline constexpr param_range param_ranges[] = {
    bound::closed, nullptr, "0 pushes nothing; lengths stay <= 1e6 m"},
   {param::repulsive_smoothing, "track_params.repulsive.smoothing", "", false, 0, 0.999, bound::closed, bound::closed,
    nullptr,
-   "the fraction of the way a pushed point moves toward its neighbours' midpoint per iteration: 1 would put it "
-   "there and undo the push; 0.999 leaves room for float rounding"},
+   "the fraction of the way each point moves toward its neighbours' midpoint per iteration while an overlap "
+   "remains: 1 would put it there and undo the push; 0.999 leaves room for float rounding"},
   {param::repulsive_max_iterations, "track_params.repulsive.max_iterations", "", true, 0, 1000, bound::closed,
    bound::closed, nullptr,
    "the bound of the BOUNDED loop (0 disables the stage); each iteration tests M^2 point-segment pairs, and 1000 "

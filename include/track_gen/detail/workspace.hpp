@@ -36,7 +36,6 @@ TRACK_GEN_HD constexpr int repulsive_chunks(int m) {
 /// One chunk's partial push of the repulsive stage.
 struct repulsive_partial {
   float3 push;  ///< sum of the chunk's pushes [m]
-  bool pushed;  ///< some segment of the chunk was closer than the clearance
 };
 
 /// Byte offsets of the scratch arrays inside one block's scratch memory.
@@ -119,6 +118,10 @@ struct workspace {
 
   // Sizes and block-uniform scalars.
   int num_control;
+  /// Polygon segments on each side of a control point that stages::repulsive never pushes it
+  /// from: 2 (the segments incident to it and to its neighbours) unless the generate stage set
+  /// more for a polygon refined by corner cutting, whose near neighbours are the same corner.
+  int relax_neighbours;
   int num_dense;
   int num_samples;
   int max_gates;

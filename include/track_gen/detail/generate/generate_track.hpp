@@ -67,6 +67,7 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
   ws.dense_is_spline = false;
+  ws.relax_neighbours = 2;
   ws.grid_dense = nullptr;
   ws.valid = false;
   ws.fail_bits = 0;

@@ -39,9 +39,18 @@ struct random_polar {
 };
 
 /// BOUNDED relaxation of the control polygon (block scope): every control point closer than
-/// `clearance` to a polygon segment that is not incident to it or to its neighbours is pushed
-/// away by half the overlap (summed over segments) plus a small pull toward the midpoint of its
-/// neighbours. Stops when the largest overlap is below `tolerance` or after `max_iterations`.
+/// `clearance` to a polygon segment that is not among its near neighbours along the polygon (the
+/// `ws.relax_neighbours` segments on either side: those incident to it and to its neighbours,
+/// more for a polygon refined by corner cutting) is pushed away by half the overlap (summed over
+/// segments); while any overlap remains, every point is also pulled a little toward the
+/// midpoint of its neighbours. Stops when the largest overlap is below `tolerance` or after
+/// `max_iterations`.
+///
+/// The pull applies to every point, not only to the pushed ones: a pull that switched on at the
+/// clearance made a point that sits at the clearance flip between pulled and not pulled from one
+/// iteration to the next, never settling, and turned the last bits of rounding (the CUDA
+/// backend's fused multiply-adds) into millimetres of difference between backends.
+///
 /// The M x M (point, segment) tests of an iteration are spread over the block: point i's
 /// segments are split into `detail::repulsive_chunks(M)` chunks, one work item each, whose
 /// partial pushes are then added in chunk order by the thread that owns point i. No atomics, and
@@ -55,6 +64,7 @@ struct repulsive {
     using namespace detail;
     const int m = ws.num_control;
     const float clearance = p.repulsive.clearance;
+    const int near = ws.relax_neighbours;
     const int chunks = repulsive_chunks(m);
     const int items = m * chunks;
     for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
@@ -64,11 +74,10 @@ struct repulsive {
         const int chunk = w - i * chunks;
         const float3 pi_ = ws.control[i];
         float3 push = f3(0.0f, 0.0f, 0.0f);
-        bool pushed = false;
         const int j_end = (chunk + 1) * m / chunks;
         for (int j = chunk * m / chunks; j < j_end; ++j) {
-          const int rel = wrap(j - i, m);  // segment (j, j+1) touches i-1, i or i+1 when rel in {m-2, m-1, 0, 1}
-          if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
+          const int rel = wrap(j - i, m);  // segment (j, j+1) is rel segments ahead of i (m - k: k behind)
+          if (rel < near || rel >= m - near) continue;
           const float3 a = ws.control[j];
           const float3 b = ws.control[wrap(j + 1, m)];
           const float3 q = lerp(a, b, closest_parameter(pi_, a, b));
@@ -78,27 +87,18 @@ struct repulsive {
             const float3 side = normalize_or(f3(-(b - a).y, (b - a).x, 0.0f), f3(1.0f, 0.0f, 0.0f));
             push = push + normalize_or(away, side) * (0.5f * (clearance - d));
             overlap = max_f(overlap, clearance - d);
-            pushed = true;
           }
         }
-        ws.repulsive[w] = repulsive_partial{push, pushed};
+        ws.repulsive[w] = repulsive_partial{push};
       }
       // reduce_max ends with a barrier: every partial is written.
       if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
       for (int i = ctx.rank(); i < m; i += ctx.size()) {
         const float3 pi_ = ws.control[i];
         float3 push = f3(0.0f, 0.0f, 0.0f);
-        bool pushed = false;
-        for (int chunk = 0; chunk < chunks; ++chunk) {
-          const repulsive_partial part = ws.repulsive[i * chunks + chunk];
-          push = push + part.push;
-          pushed = pushed || part.pushed;
-        }
-        if (pushed) {
-          const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
-          push = push + (mid - pi_) * p.repulsive.smoothing;
-        }
-        ws.control_next[i] = pi_ + push;
+        for (int chunk = 0; chunk < chunks; ++chunk) push = push + ws.repulsive[i * chunks + chunk].push;
+        const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
+        ws.control_next[i] = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
       }
       ctx.sync();
       for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];

@@ -153,7 +153,10 @@ struct checkpoints {
 /// r = max(turn_radius_min, half_width + clearance_margin / 2) (a tighter turn folds the inner edge);
 /// consecutive samples L/N apart within 5% (chord vs arc at the tightest legal turn differs by
 /// (ds / r)^2 / 24, about 1.4% at 60 m, N = 256, r = 0.4 m; a shorter chord means part of the
-/// dense centreline, e.g. a tiny loop between close control points, fell between samples);
+/// dense centreline, e.g. a tiny loop between close control points, fell between samples), and
+/// each chord at least 99% of the chord of a circular arc of length L/N at the mean curvature
+/// of its two ends, ds sin(x) / x with x = kappa ds / 2 (a shorter one means the centreline
+/// bends more between the samples than at them: a turn tighter than the samples show);
 /// clearance, exact for the polyline through the samples whatever the sampling: every two of its
 /// segments that are farther apart along the track than the local window
 /// w = pi * max(turn_radius_min, c / 2) (the arc of a half turn of the tightest legal radius;
@@ -234,8 +237,17 @@ struct validate {
       const float ds = ws.length / static_cast<float>(n);
       bool uniform = true;
       for (int k = ctx.rank(); k < n; k += ctx.size()) {
-        const float chord = length(ws.position[k + 1 == n ? 0 : k + 1] - ws.position[k]);
-        uniform = uniform && chord >= 0.95f * ds && chord <= 1.05f * ds;
+        const int next = k + 1 == n ? 0 : k + 1;
+        const float chord = length(ws.position[next] - ws.position[k]);
+        // ds sin(x) / x by its series (x <= 1/2 at the turn radii that pass the curvature test:
+        // the next term, x^4 / 120, is below 6e-4).
+        const float x = 0.25f * (std::fabs(ws.out.curvature[k]) + std::fabs(ws.out.curvature[next])) * ds;
+        const float arc_chord = ds * (1.0f - x * x * (1.0f / 6.0f));
+        // Float32 positions resolve about |p| 2^-23: far from the origin (a user track not
+        // re-centred) that noise, not the centreline, decides the chords; allow 4 of it.
+        const float3 pk = ws.position[k];
+        const float noise = 4.0f * 1.1920929e-7f * max_f(max_f(std::fabs(pk.x), std::fabs(pk.y)), std::fabs(pk.z));
+        uniform = uniform && chord >= 0.95f * ds && chord + noise >= 0.99f * arc_chord && chord <= 1.05f * ds;
       }
       if (!ctx.all(uniform)) fail |= status::fail_spacing;
     }

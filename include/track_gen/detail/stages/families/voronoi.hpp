@@ -171,6 +171,8 @@ struct voronoi_sites {
     }
     ctx.sync();
     ws.num_control = static_cast<int>(ws.dense_s[k]);
+    // After r rounds a corner and its two edges span 2^r points: neighbours, not other sections.
+    ws.relax_neighbours = (1 << v.chaikin_rounds) > 2 ? 1 << v.chaikin_rounds : 2;
     ctx.sync();  // every thread has read the count before a later stage reuses dense_s
   }
 };
