@@ -21,9 +21,9 @@
 ///   no library.
 ///
 /// In every format `#` starts a comment line (CSV), fields are comma separated with optional
-/// spaces or tabs around them, blank lines are skipped, and a CRLF line end is accepted. The
-/// points are a closed loop: the first need not be repeated at the end (user_tracks drops a
-/// repeat). Writers print every float with max_digits10 (9) significant digits, and readers
+/// spaces or tabs around them, blank lines are skipped, and CRLF line ends and a leading UTF-8
+/// byte order mark are accepted. The points are a closed loop: the first need not be repeated
+/// at the end (user_tracks drops a repeat). Writers print every float with max_digits10 (9) significant digits, and readers
 /// parse straight to float (std::from_chars), so a circuit written and read back is equal bit
 /// for bit. Half-widths: x = left, y = right of the direction of travel, as the track batch's
 /// `half_widths` field.
@@ -283,6 +283,8 @@ inline circuit parse_json(const std::string& text, const std::string& name = "<j
     const std::size_t upto = std::min<std::size_t>(err.byte, text.size());
     const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + upto, '\n'));
     c::fail(name, line, std::string("not valid JSON: ") + err.what());
+  } catch (const json::exception& err) {  // e.g. out_of_range 406: a number beyond the double range
+    c::fail(name, 0, std::string("not valid JSON: ") + err.what());
   }
   if (!doc.is_object()) c::fail(name, 0, "the top level must be an object with a \"points\" array");
   auto num = [&](const json& v, const std::string& path) {
@@ -347,7 +349,9 @@ inline circuit_format detect_circuit_format(const std::string& path, const std::
 
 /// Reads `text` in `format`; `name` goes into the errors.
 /// @throws std::invalid_argument bad content (see the parse_* functions); JSON without nlohmann.
-inline circuit parse_circuit(const std::string& text, circuit_format format, const std::string& name) {
+inline circuit parse_circuit(const std::string& text_with_bom, circuit_format format, const std::string& name) {
+  // A UTF-8 byte order mark (some editors write one) is not part of the first field.
+  const std::string text = text_with_bom.rfind("\xEF\xBB\xBF", 0) == 0 ? text_with_bom.substr(3) : text_with_bom;
   switch (format) {
     case circuit_format::tum_csv: return parse_tum_csv(text, name);
     case circuit_format::plain_csv: return parse_plain_csv(text, name);

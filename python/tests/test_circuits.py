@@ -57,6 +57,7 @@ def test_hand_written_files_agree(tmp_path):
                    "20, 4.125e1, 1.25, 2.5\n-7.75,+0.5,1,3\n",
         "swapped.csv": "# w_tr_left_m, x_m, w_tr_right_m, y_m\n2, 12.5, 1.5, -3.25\n2.5, 20, 1.25, 41.25\n3, -7.75, 1, 0.5\n",
         "headless.csv": "12.5,-3.25,1.5,2\n20,41.25,1.25,2.5\n-7.75,0.5,1,3\n",
+        "bom.csv": "\ufeff# x_m,y_m,w_tr_right_m,w_tr_left_m\n12.5,-3.25,1.5,2\n20,41.25,1.25,2.5\n-7.75,0.5,1,3\n",
         "c.json": '{"name": "test", "closed": true,\n "points": [[12.5, -3.25], [20, 41.25, 0], [-7.75, 0.5]],\n'
                   ' "half_widths": [[2, 1.5], [2.5, 1.25], [3, 1]]}\n',
         "plain.csv": "# exported by hand\nx, y\n12.5, -3.25\n20, 41.25\n-7.75, 0.5\n",
@@ -93,6 +94,7 @@ def test_hand_written_files_agree(tmp_path):
     ("str.json", '{"points": [[0,0],[1,"a"],[0,1]]}', ["str.json", "points[1][1]", "not a number"]),
     ("open.json", '{"points": [[0,0],[1,0],[0,1]], "closed": false}', ["open.json", "closed", "only closed"]),
     ("none.json", '{"pts": []}', ["none.json", '"points" missing']),
+    ("big.json", '{"points": [[0,0],[1,1' + "0" * 400 + '],[0,1]]}', ["big.json", "points[1][1]", "not finite"]),
 ])
 def test_bad_files_name_file_line_and_fault(tmp_path, name, text, parts):
     (tmp_path / name).write_text(text)

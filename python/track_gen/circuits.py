@@ -164,7 +164,10 @@ def _parse_json(text: str, name: str) -> Circuit:
     def num(v, path):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             _fail(name, 0, f"{path}: {json.dumps(v)} is not a number")
-        v = float(v)
+        try:
+            v = float(v)
+        except OverflowError:  # an integer beyond the double range
+            v = math.inf
         if not math.isfinite(v):
             _fail(name, 0, f"{path}: {v} is not finite")
         return v
@@ -223,7 +226,7 @@ def parse_circuit(text: str, format: str, name: str = "<circuit>") -> Circuit:
     parsers = {"tum_csv": _parse_tum, "plain_csv": _parse_plain, "json": _parse_json}
     if format not in parsers:
         raise ValueError(f"track_gen: format must be one of {FORMATS}, got {format!r}")
-    return parsers[format](text, name)
+    return parsers[format](text.removeprefix("\ufeff"), name)  # a UTF-8 byte order mark, as some editors write
 
 
 def load_circuit(path, format: Optional[str] = None) -> Circuit:

@@ -173,6 +173,8 @@ TEST_CASE("hand-written TUM, plain and JSON files read to the same points") {
                                         "# w_tr_left_m, x_m, w_tr_right_m, y_m\n"
                                         "2, 12.5, 1.5, -3.25\n2.5, 20, 1.25, 41.25\n3, -7.75, 1, 0.5\n");
   const std::string headless = dir.write("headless.csv", "12.5,-3.25,1.5,2\n20,41.25,1.25,2.5\n-7.75,0.5,1,3\n");
+  const std::string bom = dir.write("bom.csv", "\xEF\xBB\xBF# x_m,y_m,w_tr_right_m,w_tr_left_m\n12.5,-3.25,1.5,2\n"
+                                               "20,41.25,1.25,2.5\n-7.75,0.5,1,3\n");
   const std::string plain = dir.write("plain.csv", "# exported by hand\nx, y\n12.5, -3.25\n20, 41.25\n-7.75, 0.5\n");
   const std::string plain3 = dir.write("plain3.txt", "12.5,-3.25,0\n20,41.25,0\n-7.75,0.5,0\n");
   const std::string json = dir.write("c.json",
@@ -181,7 +183,7 @@ TEST_CASE("hand-written TUM, plain and JSON files read to the same points") {
                                      " \"half_widths\": [[2, 1.5], [2.5, 1.25], [3, 1]]}\n");
   const tg::circuit want{{{12.5f, -3.25f, 0.0f}, {20.0f, 41.25f, 0.0f}, {-7.75f, 0.5f, 0.0f}},
                          {{2.0f, 1.5f}, {2.5f, 1.25f}, {3.0f, 1.0f}}};
-  for (const std::string& path : {tum, swapped, headless}) {
+  for (const std::string& path : {tum, swapped, headless, bom}) {
     CAPTURE(path);
     check_equal(tg::load_circuit(path), want, true, true);
   }
@@ -227,6 +229,8 @@ TEST_CASE("bad circuit files throw naming the file, the line and the fault") {
   expect_error<ia>([&] { tg::load_circuit(open); }, {"open.json", "closed", "only closed circuits"});
   const std::string none = dir.write("none.json", "{\"pts\": []}");
   expect_error<ia>([&] { tg::load_circuit(none); }, {"none.json", "\"points\" missing"});
+  const std::string big = dir.write("big.json", "{\"points\": [[0,0],[1,1" + std::string(400, '0') + "],[0,1]]}");
+  expect_error<ia>([&] { tg::load_circuit(big); }, {"big.json"});
 #endif
   expect_error<std::runtime_error>([&] { tg::load_circuit(dir.file("absent.csv")); }, {"absent.csv", "cannot open"});
   // Writers refuse what could not be read back.
