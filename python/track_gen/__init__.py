@@ -14,8 +14,10 @@ parts (``retain``, ``CaptureError``, argument checks) work anywhere.
 __version__ = "0.1.0"
 
 from .shard import Shard, shard_of, shard_params  # noqa: E402 - pure Python; the C++ split is loaded on first call
+from .circuits import Circuit, course_from_circuits, export_track, load_circuit, save_circuit  # noqa: E402 - pure Python
 
-__all__ = ["Shard", "release_deferred", "shard_of", "shard_params"]
+__all__ = ["Shard", "release_deferred", "shard_of", "shard_params",
+           "Circuit", "course_from_circuits", "export_track", "load_circuit", "save_circuit"]
 
 
 def _extension():
