@@ -94,6 +94,7 @@ inline std::string first_difference(const track_gen::track_snapshot& a, const tr
 struct elevation_case {
   std::string name;
   track_gen::track_params params;
+  bool steep = false;  ///< a cap most draws break: the grade test must reject (status::fail_grade)
 };
 
 /// 2,048 envs per profile (1/50 at the small scale), the elevated drone preset's band
@@ -132,6 +133,14 @@ inline std::vector<elevation_case> elevation_cases() {
     p.elevation.harmonics = 3;
     p.elevation.max_grade = 0.6f;
     c.push_back({"harmonics 3, 16 knots, grade 0.6", p});
+  }
+  {
+    auto p = base(25);
+    p.num_envs = scaled(512, 16, 16);
+    p.elevation.profile = tg::elevation_kind::uniform;
+    p.elevation.knots = 12;
+    p.elevation.max_grade = 0.45f;
+    c.push_back({"uniform, 12 knots, grade 0.45 (steep: many draws rejected)", p, true});
   }
   return c;
 }
@@ -183,12 +192,13 @@ TEST_CASE_TEMPLATE_DEFINE("elevation profiles keep their band and grade cap on e
     CHECK(r.valid == r.tracks);
     const double band = static_cast<double>(p.elevation.z_max) - p.elevation.z_min;
     const double z_tol = 1e-5 * (std::fabs(static_cast<double>(p.elevation.z_max)) + band);
-    int accepted = 0, lifted = 0, out_of_band = 0, too_steep = 0;
+    int accepted = 0, lifted = 0, out_of_band = 0, too_steep = 0, grade_fallbacks = 0;
     double worst_grade = 0, attempts = 0, lowest = 1e30, highest = -1e30;
     const int n = s.num_samples;
     for (int e = 0; e < s.num_envs; ++e) {
       const std::uint32_t st = s.status[static_cast<std::size_t>(e)];
       attempts += tg::status::attempts(st);
+      grade_fallbacks += (st & tg::status::fallback) != 0u && (st & tg::status::fail_grade) != 0u;
       if ((st & tg::status::valid) == 0u || (st & tg::status::fallback) != 0u) continue;
       ++accepted;
       double z_lo = 1e30, z_hi = -1e30, l_xy = 0;
@@ -219,10 +229,10 @@ TEST_CASE_TEMPLATE_DEFINE("elevation profiles keep their band and grade cap on e
     MESSAGE(B::name() << ": " << c.name << ": " << r.tracks << " tracks, " << accepted
                       << " accepted without fallback, mean attempts " << attempts / r.tracks << " (flat: "
                       << flat_attempts / r.tracks << "), z in [" << lowest
-                      << ", " << highest << "], worst grade " << worst_grade << ", " << lifted << " lifted");
+                      << ", " << highest << "], worst grade " << worst_grade << ", " << lifted << " lifted, "
+                      << grade_fallbacks << " fallbacks after a grade failure");
     CHECK(out_of_band == 0);
     CHECK(too_steep == 0);
-    CHECK(accepted >= r.tracks * 9 / 10);
     CHECK(lifted >= accepted * 9 / 10);
     if (p.elevation.profile == tg::elevation_kind::uniform) {
       const double err = uniform_profile_error(s, p);
@@ -230,6 +240,36 @@ TEST_CASE_TEMPLATE_DEFINE("elevation profiles keep their band and grade cap on e
       // The reference takes each sample's arc length fraction from the samples' polyline, the
       // stage from the dense one (a few 1e-5 of L_xy apart); a wrong knot would be metres off.
       CHECK(err < 0.01);
+    }
+    if (c.steep) {
+      CHECK(grade_fallbacks > 0);
+      CHECK(accepted > 0);
+      // The rejections were right: without the cap, an env whose attempt was accepted earlier
+      // than under it accepted a candidate steeper than the cap (same streams, same candidates).
+      tg::track_params lax_params = p;
+      lax_params.elevation.max_grade = 1e6f;
+      tg::course<tg::presets::elevated_track_pipeline, Policy> lax(lax_params, spacing, stream.get());
+      const tg::track_snapshot l = lax.copy_tracks(stream.get());
+      int earlier = 0, wrongly_rejected = 0;
+      for (int e = 0; e < l.num_envs; ++e) {
+        const std::uint32_t st = l.status[static_cast<std::size_t>(e)];
+        if ((st & tg::status::valid) == 0u || (st & tg::status::fallback) != 0u) continue;
+        if (tg::status::attempts(st) >= tg::status::attempts(s.status[static_cast<std::size_t>(e)])) continue;
+        ++earlier;
+        double steepest = 0;
+        for (int k = 0; k < n; ++k) {
+          const dvec a = to_d(l.position[l.sample_index(e, k)]), b = to_d(l.position[l.sample_index(e, (k + 1) % n)]);
+          steepest = std::max(steepest, std::fabs(b.z - a.z) / std::hypot(b.x - a.x, b.y - a.y));
+        }
+        wrongly_rejected += !(steepest > p.elevation.max_grade * (1 - 1e-5));
+      }
+      MESSAGE(c.name << ": " << earlier << " envs accepted earlier without the cap, " << wrongly_rejected
+                     << " of them within it");
+      CHECK(earlier > 0);
+      CHECK(wrongly_rejected == 0);
+    } else {
+      CHECK(accepted >= r.tracks * 9 / 10);
+      CHECK(grade_fallbacks == 0);
     }
   }
 }
