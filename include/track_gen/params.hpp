@@ -292,8 +292,11 @@ enum class elevation_kind : int {
   harmonics = 3,    ///< a sum of `harmonics` cosines of the loop's arc length fraction
 };
 
-/// The profiles' names, in elevation_kind order (Python's `elevation_profile="random_walk"`).
-inline constexpr const char* elevation_kind_names[4] = {"flat", "uniform", "random_walk", "harmonics"};
+/// Number of elevation profiles.
+inline constexpr int num_elevation_kinds = 4;
+
+/// The profiles' names, in elevation_kind order (Python's `elevation={"profile": "random_walk"}`).
+inline constexpr const char* elevation_kind_names[num_elevation_kinds] = {"flat", "uniform", "random_walk", "harmonics"};
 
 /// `stages::elevation_profile` and `stages::validate_grade` (presets::elevated_track_pipeline):
 /// z of a random track as a periodic monotone cubic through K knots spaced evenly in plan-view

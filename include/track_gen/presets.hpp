@@ -57,6 +57,12 @@ using elevated_track_pipeline = pipeline<stages::random_polar, stages::repulsive
                                          stages::elevation_profile, stages::resample, stages::frames,
                                          stages::checkpoints, stages::validate_grade>;
 
+/// family_pipeline with the elevation stages (as elevated_track_pipeline): the pipeline of the
+/// Python course. With the flat profile its tracks are family_pipeline's bit for bit.
+using elevated_family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom,
+                                          stages::elevation_profile, stages::resample, stages::frames,
+                                          stages::checkpoints, stages::validate_grade>;
+
 /// A drone course for `elevated_track_pipeline`: as `drone_track`, with level control points and
 /// a random-walk profile in [0.5, 2.5] m through 10 knots (one every 3-5 m of these 30-50 m
 /// loops) and grades up to 0.3 (17 degrees): steps of at most 0.8-1.3 m between knots.
