@@ -285,6 +285,43 @@ struct hull_params {
   int chaikin_passes = 1;
 };
 
+/// The z profiles of stages::elevation_profile (detail/stages/elevation.hpp; the seed system's
+/// `z_profile`: its "noise" is `harmonics` here).
+enum class elevation_kind : int {
+  flat = 0,         ///< z left as the earlier stages made it (the stage does nothing)
+  uniform = 1,      ///< knot values uniform in [z_min, z_max]
+  random_walk = 2,  ///< a walk over the knots with its grade capped, closed around the loop
+  harmonics = 3,    ///< a sum of `harmonics` cosines of the loop's arc length fraction
+};
+
+/// Number of elevation profiles.
+inline constexpr int num_elevation_kinds = 4;
+
+/// The profiles' names, in elevation_kind order (Python's `elevation={"profile": "random_walk"}`).
+inline constexpr const char* elevation_kind_names[num_elevation_kinds] = {"flat", "uniform", "random_walk", "harmonics"};
+
+/// `stages::elevation_profile` and `stages::validate_grade` (presets::elevated_track_pipeline):
+/// z of a random track as a periodic monotone cubic through K knots spaced evenly in plan-view
+/// arc length, and the largest grade accepted. Read only by pipelines that hold those stages.
+struct elevation_params {
+  /// The profile, an elevation_kind in [0, 3] (0, flat: the pipeline's tracks are those of the
+  /// pipeline without the two stages, bit for bit).
+  elevation_kind profile = elevation_kind::flat;
+  /// Knots K around the loop (seed: z_control_points), in [3, 256].
+  int knots = 10;
+  /// Lowest elevation [m], in [-1e6, 1e6].
+  float z_min = 0.0f;
+  /// Highest elevation [m], in [z_min, 1e6].
+  float z_max = 0.0f;
+  /// Largest grade |dz| / (plan-view ds) between consecutive samples, in [0, 1e6] (seed:
+  /// z_valid_grade); a steeper track fails validation (status::fail_grade). The random walk's steps
+  /// keep every piece of its curve within it.
+  float max_grade = 0.5f;
+  /// Cosines of the `harmonics` profile, periods L_xy / n for n = 1..H (seed:
+  /// z_noise_harmonics), in [1, 16].
+  int harmonics = 3;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -314,6 +351,7 @@ struct track_params {
   checkpoint_params checkpoint;
   bezier_params bezier;
   hull_params hull;
+  elevation_params elevation;
 };
 
 /// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).

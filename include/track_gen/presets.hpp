@@ -48,6 +48,36 @@ inline track_params drone_track(int num_envs) {
   return p;
 }
 
+/// The `track` pipeline with an elevation profile (stages::elevation_profile between the spline
+/// and the resampling) and the grade test (stages::validate_grade): z as a function of the
+/// plan-view arc length, `track_params::elevation` (docs/shapes.md, "Elevation profiles"). With
+/// the flat profile (the default) its tracks are track_pipeline's bit for bit. A pipeline of its
+/// own so that track_pipeline's kernel keeps its code.
+using elevated_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom,
+                                         stages::elevation_profile, stages::resample, stages::frames,
+                                         stages::checkpoints, stages::validate_grade>;
+
+/// family_pipeline with the elevation stages (as elevated_track_pipeline): the pipeline of the
+/// Python course. With the flat profile its tracks are family_pipeline's bit for bit.
+using elevated_family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom,
+                                          stages::elevation_profile, stages::resample, stages::frames,
+                                          stages::checkpoints, stages::validate_grade>;
+
+/// A drone course for `elevated_track_pipeline`: as `drone_track`, with level control points and
+/// a random-walk profile in [0.5, 2.5] m through 10 knots (one every 3-5 m of these 30-50 m
+/// loops) and grades up to 0.3 (17 degrees): steps of at most 0.8-1.3 m between knots.
+inline track_params elevated_drone_track(int num_envs) {
+  track_params p = drone_track(num_envs);
+  p.polar.elevation_min = 0.0f;
+  p.polar.elevation_max = 0.0f;
+  p.elevation.profile = elevation_kind::random_walk;
+  p.elevation.knots = 10;
+  p.elevation.z_min = 0.5f;
+  p.elevation.z_max = 2.5f;
+  p.elevation.max_grade = 0.3f;
+  return p;
+}
+
 /// The pipeline of `long_track`: the `track` pipeline with stages::dense_repulsive (grid scope)
 /// between the spline and the resampling.
 using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,

@@ -38,6 +38,9 @@ inline constexpr std::uint32_t relax_rejected = 1u << 18;
 /// projection's lateral offset loses precision; `user_tracks::recentre = true` re-centres it.
 /// A warning: the track is built and tracked as usual.
 inline constexpr std::uint32_t far_from_origin = 1u << 19;
+/// The track rises or falls more steeply than elevation.max_grade between two consecutive
+/// samples (stages::validate_grade).
+inline constexpr std::uint32_t fail_grade = 1u << 20;
 /// Bits 8..15 hold the number of generation attempts made (1..255), the fallback not counted.
 inline constexpr int attempts_shift = 8;
 inline constexpr std::uint32_t attempts_mask = 0xffu << attempts_shift;

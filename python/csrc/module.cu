@@ -27,9 +27,10 @@ namespace tt = track_gen::interop::torch;
 
 namespace {
 
-// The family pipeline: Python's presets take generator= and generator_weights= (its default
-// parameters give the track pipeline's tracks bit for bit).
-using course_type = tg::course<tg::presets::family_pipeline, tg::policy<>>;
+// The family pipeline with the elevation stages: Python's presets take generator=,
+// generator_weights= and elevation= (its default parameters give the track pipeline's tracks bit
+// for bit).
+using course_type = tg::course<tg::presets::elevated_family_pipeline, tg::policy<>>;
 
 // ---- parameters -------------------------------------------------------------------------------
 
@@ -54,6 +55,7 @@ const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, bezier.corners_min), TG_FIELD(int, bezier.corners_max), TG_FIELD(int, bezier.layout),
       TG_FIELD(int, bezier.samples_per_piece), TG_FIELD(int, hull.corners_min), TG_FIELD(int, hull.corners_max),
       TG_FIELD(int, hull.layout), TG_FIELD(int, hull.convex), TG_FIELD(int, hull.chaikin_passes),
+      TG_FIELD(int, elevation.knots), TG_FIELD(int, elevation.harmonics),
   };
   return f;
 }
@@ -80,13 +82,14 @@ const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, bezier.rad), TG_FIELD(float, bezier.edgy), TG_FIELD(float, bezier.handle_clamp),
       TG_FIELD(float, hull.extent), TG_FIELD(float, hull.min_corner_distance), TG_FIELD(float, hull.max_turn),
       TG_FIELD(float, hull.displacement),
+      TG_FIELD(float, elevation.z_min), TG_FIELD(float, elevation.z_max), TG_FIELD(float, elevation.max_grade),
   };
   return f;
 }
 #undef TG_FIELD
 
 std::string valid_names() {
-  std::string s = "env_offset, seed, generator, generator_weights";
+  std::string s = "env_offset, seed, generator, generator_weights, elevation.profile";
   for (const auto& f : int_fields()) s += std::string(", ") + f.name;
   for (const auto& f : float_fields()) s += std::string(", ") + f.name;
   return s;
@@ -102,7 +105,15 @@ tg::generator_family family_of(const std::string& name, const char* what) {
   throw std::invalid_argument(std::string("track_gen: ") + what + " '" + name + "' is not a generator family; expected one of " + valid);
 }
 
-/// track_params of `preset` ("track" or "drone_track") for `num_envs`, then `overrides`
+/// The elevation profile called `name` (tg::elevation_kind_names).
+tg::elevation_kind elevation_kind_of(const std::string& name) {
+  for (int k = 0; k < tg::num_elevation_kinds; ++k)
+    if (name == tg::elevation_kind_names[k]) return static_cast<tg::elevation_kind>(k);
+  throw std::invalid_argument("track_gen: elevation.profile '" + name +
+                              "' is not an elevation profile; expected one of 'flat', 'uniform', 'random_walk', 'harmonics'");
+}
+
+/// track_params of `preset` ("track", "drone_track" or "elevated_drone_track") for `num_envs`, then `overrides`
 /// ({"name": value}, names as above). The library checks the ranges at construction.
 tg::track_params make_params(const std::string& preset, int num_envs, const py::dict& overrides) {
   tg::track_params p;
@@ -110,8 +121,11 @@ tg::track_params make_params(const std::string& preset, int num_envs, const py::
     p = tg::presets::track(num_envs);
   } else if (preset == "drone_track") {
     p = tg::presets::drone_track(num_envs);
+  } else if (preset == "elevated_drone_track") {
+    p = tg::presets::elevated_drone_track(num_envs);
   } else {
-    throw std::invalid_argument("track_gen: unknown preset '" + preset + "'; expected 'track' or 'drone_track'");
+    throw std::invalid_argument("track_gen: unknown preset '" + preset +
+                                "'; expected 'track', 'drone_track' or 'elevated_drone_track'");
   }
   for (const auto& item : overrides) {
     const std::string name = py::cast<std::string>(item.first);
@@ -126,6 +140,10 @@ tg::track_params make_params(const std::string& preset, int num_envs, const py::
     }
     if (name == "generator") {
       p.generator.family = family_of(py::cast<std::string>(value), "generator");
+      continue;
+    }
+    if (name == "elevation.profile") {
+      p.elevation.profile = elevation_kind_of(py::cast<std::string>(value));
       continue;
     }
     if (name.rfind("generator.weights.", 0) == 0) {
@@ -159,6 +177,7 @@ py::dict params_dict(const tg::track_params& p) {
   py::dict weights;
   for (int f = 0; f < tg::num_generator_families; ++f) weights[tg::generator_family_names[f]] = p.generator.weights[f];
   d["generator_weights"] = weights;
+  d["elevation.profile"] = tg::elevation_kind_names[static_cast<int>(p.elevation.profile)];
   for (const auto& f : int_fields()) d[f.name] = f.get(p);
   for (const auto& f : float_fields()) d[f.name] = f.get(p);
   return d;
@@ -557,7 +576,7 @@ PYBIND11_MODULE(_C, m) {
 #define TG_STATUS(name) d[#name] = tg::status::name;
     TG_STATUS(valid) TG_STATUS(fallback) TG_STATUS(invalid_input) TG_STATUS(user_track) TG_STATUS(fail_not_finite)
     TG_STATUS(fail_length) TG_STATUS(fail_curvature) TG_STATUS(fail_clearance) TG_STATUS(fail_spacing)
-    TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin)
+    TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin) TG_STATUS(fail_grade)
 #undef TG_STATUS
     return d;
   }, "The status bits of tracks.status (status.hpp), by name");

@@ -160,3 +160,14 @@ def test_importing_the_package_imports_neither_torch_nor_the_extension():
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_elevation_overrides_take_our_names_and_the_seed_systems():
+    p = presets.elevated_drone_track(8, seed=3, elevation={"profile": "uniform", "knots": 6}, z_max=4.0,
+                                     z_valid_grade=0.4, z_profile="noise", z_noise_harmonics=2)
+    assert p.preset == "elevated_drone_track"
+    assert dict(p.overrides) == {"elevation.profile": "harmonics", "elevation.knots": 6, "elevation.z_max": 4.0,
+                                 "elevation.max_grade": 0.4, "elevation.harmonics": 2, "seed": 3}
+    assert presets.track(4, elevation__z_min=-1.0, z_control_points=12).overrides["elevation.knots"] == 12
+    with pytest.raises(TypeError, match="'elevation.profile' must be a profile name"):
+        presets.track(4, z_profile=2)

@@ -182,7 +182,18 @@ std::map<param, setter> setters() {
   TG_FAMILY_SETTER(hull, displacement, float);
   TG_FAMILY_SETTER(hull, convex, int);
   TG_FAMILY_SETTER(hull, chaikin_passes, int);
+  TG_FAMILY_SETTER(elevation, knots, int);
+  TG_FAMILY_SETTER(elevation, z_max, float);
+  TG_FAMILY_SETTER(elevation, max_grade, float);
+  TG_FAMILY_SETTER(elevation, harmonics, int);
 #undef TG_FAMILY_SETTER
+  m[param::elevation_profile] = {[](tg::track_params& p, float&, double v) {
+    p.elevation.profile = static_cast<tg::elevation_kind>(static_cast<int>(v));
+  }};
+  m[param::elevation_z_min] = {[](tg::track_params& p, float&, double v) {
+    p.elevation.z_min = static_cast<float>(v);
+    p.elevation.z_max = std::fmax(p.elevation.z_max, p.elevation.z_min);
+  }};
   return m;
 }
 
@@ -203,6 +214,7 @@ double field_value(const tg::track_params& p, const std::string& name) {
   if (name == "track_params.checkpoint.radius_min") return p.checkpoint.radius_min;
   if (name == "track_params.bezier.corners_min") return p.bezier.corners_min;
   if (name == "track_params.hull.corners_min") return p.hull.corners_min;
+  if (name == "track_params.elevation.z_min") return p.elevation.z_min;
   FAIL("no test accessor for " << name);
   return 0;
 }
@@ -258,7 +270,8 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"voronoi", "voronoi_params"},
                                                       {"checkpoint", "checkpoint_params"},
                                                       {"bezier", "bezier_params"},
-                                                      {"hull", "hull_params"}};
+                                                      {"hull", "hull_params"},
+                                                      {"elevation", "elevation_params"}};
   int checked = 0;
   for (const param_range& r : tg::detail::param_ranges) {
     const std::string name = r.name;

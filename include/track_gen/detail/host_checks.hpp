@@ -196,6 +196,12 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::hull_displacement, p.hull.displacement);
   check_range(param::hull_convex, p.hull.convex);
   check_range(param::hull_chaikin_passes, p.hull.chaikin_passes);
+  check_range(param::elevation_profile, static_cast<int>(p.elevation.profile));
+  check_range(param::elevation_knots, p.elevation.knots);
+  check_range(param::elevation_z_min, p.elevation.z_min);
+  check_range(param::elevation_z_max, p.elevation.z_max, p.elevation.z_min);
+  check_range(param::elevation_max_grade, p.elevation.max_grade);
+  check_range(param::elevation_harmonics, p.elevation.harmonics);
   {
     const param_rule& ids = rule_of(rule::env_offset);
     require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,

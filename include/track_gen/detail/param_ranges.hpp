@@ -86,6 +86,12 @@ enum class param : int {
   checkpoint_max_steps,
   checkpoint_candidates,
   checkpoint_closure_tolerance,
+  elevation_profile,
+  elevation_knots,
+  elevation_z_min,
+  elevation_z_max,
+  elevation_max_grade,
+  elevation_harmonics,
   count
 };
 
@@ -352,6 +358,19 @@ inline constexpr param_range param_ranges[] = {
    "one candidate at least; K candidates' points share the dense scratch, and 64 bounds the work of an attempt"},
   {param::checkpoint_closure_tolerance, "track_params.checkpoint.closure_tolerance", "m", false, 0, max_length,
    bound::closed, bound::closed, nullptr, "a distance; lengths stay <= 1e6 m"},
+  {param::elevation_profile, "track_params.elevation.profile", "", true, 0, 3, bound::closed, bound::closed, nullptr,
+   "a track_gen::elevation_kind: flat 0, uniform 1, random_walk 2, harmonics 3"},
+  {param::elevation_knots, "track_params.elevation.knots", "", true, 3, 256, bound::closed, bound::closed, nullptr,
+   "a closed profile needs 3 knots to rise and fall; the K values and slopes (8 bytes each) share the 2 KiB "
+   "scratch region of the spline segments"},
+  {param::elevation_z_min, "track_params.elevation.z_min", "m", false, -max_length, max_length, bound::closed,
+   bound::closed, nullptr, "an elevation band; lengths stay within 1e6 m"},
+  {param::elevation_z_max, "track_params.elevation.z_max", "m", false, -max_length, max_length, bound::closed,
+   bound::closed, "track_params.elevation.z_min", "an elevation band: z_max >= z_min; lengths stay within 1e6 m"},
+  {param::elevation_max_grade, "track_params.elevation.max_grade", "", false, 0, 1e6, bound::closed, bound::closed,
+   nullptr, "a rise over a run: 0 accepts only level tracks; 1e6 is no bound at any sample spacing"},
+  {param::elevation_harmonics, "track_params.elevation.harmonics", "", true, 1, 16, bound::closed, bound::closed,
+   nullptr, "one cosine at least; each knot sums H of them, and 16 bounds that work"},
 };
 // clang-format on
 

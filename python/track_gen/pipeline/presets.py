@@ -25,6 +25,12 @@ The generator family (the seed system's ``generator=``): ``generator="bezier"`` 
 ``"polar"`` (the default), ``"bezier"``, ``"hull"``, ``"voronoi"``, ``"checkpoint"``), or a mix:
 ``generator_weights={"bezier": 2.0, "hull": 1.0}`` draws each env's family per episode with
 probability weight / sum (the ``family`` field of ``course.tracks`` says which one it got).
+
+Elevation (docs/generators.md, "Elevation profiles"): ``elevation.{profile, knots, z_min, z_max,
+max_grade, harmonics}``, ``profile`` one of ``"flat"`` (the default), ``"uniform"``,
+``"random_walk"``, ``"harmonics"``; or the seed system's names ``z_profile`` (``"noise"`` is
+``"harmonics"``), ``z_min``, ``z_max``, ``z_control_points``, ``z_valid_grade``,
+``z_noise_harmonics``. :func:`elevated_drone_track` is a drone course with a random-walk profile.
 """
 from __future__ import annotations
 
@@ -32,9 +38,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping
 
-__all__ = ["TrackParams", "track", "drone_track"]
+__all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint")
+_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "elevation")
+# The seed system's names of the elevation fields.
+_SEED_NAMES = {"z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
+               "z_control_points": "elevation.knots", "z_valid_grade": "elevation.max_grade",
+               "z_noise_harmonics": "elevation.harmonics"}
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 
@@ -92,7 +102,11 @@ def _device_string(device) -> str:
 
 
 def _check_value(name: str, value) -> Any:
-    """Numbers only (bool refused: it would silently become 0/1)."""
+    """Numbers only (bool refused: it would silently become 0/1); elevation.profile is a name."""
+    if name == "elevation.profile":
+        if not isinstance(value, str):
+            raise TypeError(f"track parameter 'elevation.profile' must be a profile name (str), got {value!r}")
+        return "harmonics" if value == "noise" else value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"track parameter {name!r} must be a number, got {type(value).__name__} {value!r}")
     if name in ("seed", "env_offset"):
@@ -125,7 +139,7 @@ def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = _check_value(f"{key}.{sub}", v)
             continue
-        name = key.replace("__", ".", 1)
+        name = _SEED_NAMES.get(key, key.replace("__", ".", 1))
         flat[name] = _check_value(name, value)
     return flat
 
@@ -160,3 +174,10 @@ def drone_track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> T
     """As :func:`track`, for drone racing (C++ ``presets::drone_track``): control points at
     elevations 0.5-2.5 m, half-width 0.5 m, gates 0.5 m high on each side of the centreline."""
     return _make("drone_track", num_envs, device, seed, overrides)
+
+
+def elevated_drone_track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackParams:
+    """As :func:`drone_track` with level control points and a random-walk elevation profile
+    (C++ ``presets::elevated_drone_track``): z in [0.5, 2.5] m through 10 knots, grades up to 0.3;
+    steeper candidates fail validation (``status_bits()["fail_grade"]``)."""
+    return _make("elevated_drone_track", num_envs, device, seed, overrides)
