@@ -24,6 +24,10 @@ enum class track_source : int {
 
 /// Work items the repulsive stage aims at per iteration (M x chunks, for M below it).
 inline constexpr int repulsive_work_items = 128;
+/// The spline-segment region holds at least this many bytes whatever M is: stages keep small
+/// per-track tables there once the segments are dead (stages::elevation_profile's knots and
+/// slopes, 2 x 256 floats).
+inline constexpr std::size_t spline_region_min_bytes = 2048;
 
 /// The repulsive stage splits each control point's segment tests into this many chunks (partial
 /// sums added in chunk order): about repulsive_work_items work items in all, at most 8 chunks a
@@ -67,13 +71,14 @@ struct scratch_layout {
     at = align(at + sizeof(float3) * control_capacity);
     // The spline's segments (catmull_rom to resample) and the repulsive stage's partial sums
     // (before catmull_rom, in the next attempt after resample) are never live together: one
-    // region holds both.
+    // region holds both, and at least spline_region_min_bytes.
     l.spline = at;
     const std::size_t m = repulsive_capacity;  // M x repulsive_chunks(M) <= max(M, repulsive_work_items)
     const std::size_t work_items = static_cast<std::size_t>(repulsive_work_items);
     const std::size_t partials = sizeof(repulsive_partial) * (m > work_items ? m : work_items);
     const std::size_t segments = sizeof(spline_segment) * control_capacity;
-    at = align(at + (partials > segments ? partials : segments));
+    const std::size_t region = partials > segments ? partials : segments;
+    at = align(at + (region > spline_region_min_bytes ? region : spline_region_min_bytes));
     l.dense = at;
     at = align(at + sizeof(float3) * dense_capacity);
     l.dense_s = at;

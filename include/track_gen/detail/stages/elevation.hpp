@@ -16,8 +16,8 @@ namespace track_gen::detail {
 
 /// The knots sit in the scratch region of the spline segments (free once the dense z moved: the
 /// stage sets dense_is_spline = false, so resample no longer reads the segments). That region
-/// always holds the repulsive stage's repulsive_work_items partial sums, whatever M is.
-static_assert(sizeof(repulsive_partial) * repulsive_work_items >= 2 * sizeof(float) * range_of(param::elevation_knots).max,
+/// holds at least spline_region_min_bytes, whatever M is.
+static_assert(spline_region_min_bytes >= 2 * sizeof(float) * range_of(param::elevation_knots).max,
               "the knots and their slopes (2 K floats) must fit the spline scratch region");
 
 /// Fritsch-Carlson slope at a knot of a periodic monotone cubic Hermite interpolant, from the
