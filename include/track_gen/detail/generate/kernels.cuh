@@ -25,11 +25,20 @@ __device__ void generate_block(const generate_args<Hook>& args, int e) {
   }
 }
 
+/// Blocks of a generation kernel that must fit on one SM (`__launch_bounds__`' second argument):
+/// 896 threads, so at most 72 registers a thread (65,536 / 896). Left to itself nvcc gave the
+/// track pipeline's kernel 94 registers after a change to the repulsive stage, 10 blocks of 64
+/// per SM instead of 14, and generation 12 % slower on the H200 (docs/performance-log.md, entry
+/// 13); at 72 it needs no spills.
+template <int BlockThreads>
+inline constexpr int generate_min_blocks_per_sm = 896 / BlockThreads > 0 ? 896 / BlockThreads : 1;
+
 /// The fused generation kernel of pipelines without a grid-scope stage: the arguments by value
 /// (they stay in the constant bank: measured on the H200, copying them per thread from device
 /// memory, as generate_resident_kernel does, made regenerating 1M tracks 2.1x slower).
 template <class Pipeline, int BlockThreads, class Hook>
-__global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_args<Hook> args) {
+__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
+    generate_kernel(const generate_args<Hook> args) {
   const int e = static_cast<int>(blockIdx.x);
   if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
   if (!args.mask[e]) return;  // uniform per block
@@ -45,7 +54,7 @@ __global__ void __launch_bounds__(BlockThreads) generate_kernel(const generate_a
 /// took 20.5 ms (ncu) against 18.3 ms for one block per env; with the counter, about 18.0 ms
 /// (H200, inferred from the replay figures: docs/performance-log.md entry 9).
 template <class Pipeline, int BlockThreads, class Hook>
-__global__ void __launch_bounds__(BlockThreads)
+__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
     generate_list_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next) {
   if (blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
   __shared__ int taken;
