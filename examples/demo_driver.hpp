@@ -401,13 +401,13 @@ class exec_array {
 
 /// Draws the first `count` tracks (3 per row): track surface, edges (centreline +- half-width
 /// along the left normal), centreline, gates across the track (gate 0 in red), and the agent's
-/// path on that track since its spawn.
+/// path on that track since its spawn; a legend strip under the panels names each mark.
 inline bool write_svg(const std::string& path, const tg::track_snapshot& t, const tg::progress_snapshot& p,
                       const std::vector<agent_state>& agents, const std::vector<float3>& trail, int trail_capacity,
                       int count) {
-  const int cols = 3, cell = 420, caption = 34;
+  const int cols = 3, cell = 420, caption = 34, legend = 30;
   const int rows = (count + cols - 1) / cols;
-  svg_document doc(cols * cell, rows * (cell + caption));
+  svg_document doc(cols * cell, rows * (cell + caption) + legend);
   for (int i = 0; i < count; ++i) {
     const int n = t.num_samples;
     std::vector<pt2> left(n), right(n), centre(n);
@@ -465,6 +465,26 @@ inline bool write_svg(const std::string& path, const tg::track_snapshot& t, cons
                   p.gates_passed[i], p.next_gate[i], static_cast<double>(p.lateral[i]));
     doc.text({ox + 10, oy + 30}, 11.0f, line, "#555");
   }
+  // Legend strip under the panels: one sample of each mark drawn above, in the same style.
+  const float ly = static_cast<float>(rows * (cell + caption)) + legend * 0.5f;
+  float lx = 12.0f;
+  auto label = [&](const char* what, float width) {
+    doc.text({lx + 26, ly + 4}, 11.0f, what, "#333");
+    lx += 26 + width;
+  };
+  doc.rect(lx, ly - 6, 20, 12, "#e4e4e4", "none");
+  label("road surface", 90);
+  doc.line({lx, ly}, {lx + 20, ly}, "#333", 1.2f);
+  label("road borders (half-widths)", 160);
+  doc.line({lx, ly}, {lx + 20, ly}, "#999", 0.8f, "stroke-dasharray=\"4 3\"");
+  label("centreline", 80);
+  doc.line({lx + 10, ly - 7}, {lx + 10, ly + 7}, "#d62728", 3.0f);
+  label("gate 0 (start line)", 120);
+  doc.line({lx + 10, ly - 7}, {lx + 10, ly + 7}, "#2ca02c", 1.0f);
+  label("gates (checkpoints)", 125);
+  doc.line({lx, ly}, {lx + 16, ly}, "#1f77b4", 1.4f);
+  doc.circle({lx + 16, ly}, 4.0f, "#1f77b4");
+  label("agent's path this episode, dot = where it is now", 300);
   return doc.save(path);
 }
 

@@ -70,9 +70,9 @@ class svg_document {
     body_ += "\" d=\"" + loop(outer) + loop(inner) + "\"/>\n";
   }
 
-  void line(pt2 a, pt2 b, const char* stroke, float width) {
+  void line(pt2 a, pt2 b, const char* stroke, float width, const char* extra = "") {
     body_ += "<line x1=\"" + num(a.x) + "\" y1=\"" + num(a.y) + "\" x2=\"" + num(b.x) + "\" y2=\"" + num(b.y) +
-             "\" stroke=\"" + stroke + "\" stroke-width=\"" + num(width) + "\"/>\n";
+             "\" stroke=\"" + stroke + "\" stroke-width=\"" + num(width) + "\" " + extra + "/>\n";
   }
 
   void circle(pt2 c, float r, const char* fill) {
@@ -84,10 +84,13 @@ class svg_document {
              "\" fill=\"" + fill + "\" stroke=\"" + stroke + "\"/>\n";
   }
 
-  /// Text at `at` [px]; `text` must not contain markup characters (<, >, &).
+  /// Text at `at` [px]; `text` must not contain markup characters (<, >, &). Runs of spaces are
+  /// kept as written: SVG collapses whitespace by default, so both the SVG 1.1 attribute
+  /// (xml:space) and the CSS property (white-space: pre) that renderers honour are set.
   void text(pt2 at, float size, const std::string& text, const char* fill = "#222") {
     body_ += "<text x=\"" + num(at.x) + "\" y=\"" + num(at.y) + "\" font-family=\"sans-serif\" font-size=\"" +
-             num(size) + "\" fill=\"" + fill + "\">" + text + "</text>\n";
+             num(size) + "\" fill=\"" + fill + "\" xml:space=\"preserve\" style=\"white-space:pre\">" + text +
+             "</text>\n";
   }
 
   /// Writes the document; false when the file cannot be written.
