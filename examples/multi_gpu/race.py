@@ -65,7 +65,7 @@ class Race:
         self.rows = torch.arange(n, device=dev)
         self.global_id = self.rows + params.env_offset  # sway pattern keyed on the global id
         # Sample index of the agent (before the next move). A reset expects the agent between gate
-        # 0 (the start line) and gate 1 (README, "Spawning"): starting at 1 - stride, the first
+        # 0 (the start line) and gate 1 (docs/guide.md, "Spawning"): starting at 1 - stride, the first
         # move lands on sample 1, short of gate 1 while N exceeds the gate count.
         self.start_sample = 1 - stride
         self.sample = torch.full((n,), self.start_sample, dtype=torch.int64, device=dev)

@@ -101,8 +101,8 @@ __device__ inline nearest_segment warp_nearest(nearest_segment mine) {
 
 
 /// Trivially copyable view of the progress state of a batch, with the tracks it follows.
-/// Pass it by value (or see README, "kernel arguments"); its members are `__host__ __device__`
-/// (`step_warp`: `__device__`). Valid while its tracker and batch live.
+/// Pass it by value (or see docs/guide.md, "Views inside conditional bodies"); its members are
+/// `__host__ __device__` (`step_warp`: `__device__`). Valid while its tracker and batch live.
 class progress_tracker_ref {
  public:
   progress_tracker_ref() = default;

@@ -5,7 +5,7 @@
 //   1. parameter space: a kernel that takes a struct by value and calls member functions on it
 //      (a reference to a member, an array member indexed at run time) addresses its argument
 //      in parameter space, which memcheck reports as out of bounds when the kernel runs in a
-//      WHILE body (or in an IF body that holds a WHILE node). README "Views inside conditional
+//      WHILE body (or in an IF body that holds a WHILE node). docs/guide.md "Views inside conditional
 //      bodies" and the library's resident-argument kernels follow this one.
 //   2. NVIDIA/warp#1406: memcheck flags a WHILE-body kernel that reads memory allocated shortly
 //      before the capture ("potentially made before memory is allocated"); the program is fine
