@@ -1,7 +1,8 @@
 // track_gen._C: the C++ course exposed to Python through a torch extension (pybind11).
 //
-// One course type: the `track` pipeline, policy<capture::global, skip::conditional,
-// ownership::anchored> (the library's defaults). What the Python layer decides at run time (inside
+// Two course types (the track pipeline, or the family pipeline with elevation when the parameters
+// need it: make_course), both with policy<capture::global, skip::conditional, ownership::anchored>
+// (the library's defaults). What the Python layer decides at run time (inside
 // track_gen.interop.torch.registered: conditional recording, the capture mode of the library's
 // own captures) is passed per regenerate call and applied with course::set_recording.
 #include <torch/extension.h>
@@ -19,6 +20,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -27,10 +30,81 @@ namespace tt = track_gen::interop::torch;
 
 namespace {
 
-// The family pipeline with the elevation stages: Python's presets take generator=,
-// generator_weights= and elevation= (its default parameters give the track pipeline's tracks bit
-// for bit).
-using course_type = tg::course<tg::presets::elevated_family_pipeline, tg::policy<>>;
+// Two course types, one chosen per course from its parameters. Python's presets take generator=,
+// generator_weights= and elevation=, which need the family pipeline with the elevation stages; its
+// kernel carries every family's code (a 3.2 KB stack frame per thread) and takes 2.4x the track
+// pipeline's time for the same polar tracks (docs/performance-log.md, entry 14). The tracks are
+// the same bit for bit (presets.hpp), so courses whose parameters select polar only and a flat
+// profile get the track pipeline.
+using fast_course_type = tg::course<tg::presets::track_pipeline, tg::policy<>>;
+using family_course_type = tg::course<tg::presets::elevated_family_pipeline, tg::policy<>>;
+
+/// True when `params` draws every env from polar with a flat elevation profile: what
+/// presets::track_pipeline builds, bit for bit, as elevated_family_pipeline would.
+bool track_pipeline_suffices(const tg::track_params& params) {
+  for (float w : params.generator.weights)
+    if (w > 0.0f) return false;
+  return params.generator.family == tg::generator_family::polar && params.elevation.profile == tg::elevation_kind::flat;
+}
+
+/// The course's operations that do not depend on its pipeline, behind one interface so that
+/// py_course holds either course type.
+using stream_type = fast_course_type::stream_type;
+static_assert(std::is_same_v<stream_type, family_course_type::stream_type>,
+              "Both course types must take the same stream type.");
+
+class any_course {
+ public:
+  virtual ~any_course() = default;
+  virtual const char* pipeline_name() const = 0;
+  virtual void bind(const float3* position) = 0;
+  virtual void step(stream_type stream) = 0;
+  virtual void set_recording(const tg::recording_options& options) = 0;
+  virtual void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) = 0;
+  virtual std::uint64_t generation_launches(stream_type stream) const = 0;
+  virtual tg::course_ref view() const = 0;
+  virtual std::shared_ptr<const void> owner() const = 0;
+  virtual const tg::track_params& params() const = 0;
+  virtual int max_gates() const = 0;
+  virtual float checkpoint_spacing() const = 0;
+  virtual tt::course_tensors tensors(c10::DeviceIndex device) const = 0;
+  int num_envs() const { return params().num_envs; }
+  int num_samples() const { return params().num_samples; }
+};
+
+template <class Course>
+class course_holder final : public any_course {
+ public:
+  template <class... Args>
+  explicit course_holder(const char* name, Args&&... args) : name_(name), course_(std::forward<Args>(args)...) {}
+  const char* pipeline_name() const override { return name_; }
+  void bind(const float3* position) override { course_.bind(position); }
+  void step(stream_type stream) override { course_.step(stream); }
+  void set_recording(const tg::recording_options& options) override { course_.set_recording(options); }
+  void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) override {
+    course_.regenerate(mask, advance, stream);
+  }
+  std::uint64_t generation_launches(stream_type stream) const override { return course_.generation_launches(stream); }
+  tg::course_ref view() const override { return course_.view(); }
+  std::shared_ptr<const void> owner() const override { return course_.owner(); }
+  const tg::track_params& params() const override { return course_.params(); }
+  int max_gates() const override { return course_.max_gates(); }
+  float checkpoint_spacing() const override { return course_.checkpoint_spacing(); }
+  tt::course_tensors tensors(c10::DeviceIndex device) const override { return tt::tensors(course_, device); }
+
+ private:
+  const char* name_;
+  Course course_;
+};
+
+/// A course over `params` with the pipeline it needs; `args` after the params as course's own.
+template <class... Args>
+std::unique_ptr<any_course> make_course(const tg::track_params& params, Args&&... args) {
+  if (track_pipeline_suffices(params))
+    return std::make_unique<course_holder<fast_course_type>>("track_pipeline", params, std::forward<Args>(args)...);
+  return std::make_unique<course_holder<family_course_type>>("elevated_family_pipeline", params,
+                                                              std::forward<Args>(args)...);
+}
 
 // ---- parameters -------------------------------------------------------------------------------
 
@@ -246,11 +320,11 @@ class py_course {
     c10::cuda::CUDAGuard guard(device_);
     const ::cuda::stream_ref stream = tt::current_stream(device_);
     if (user_points.empty()) {
-      course_ = std::make_unique<course_type>(params, spacing, stream);
+      course_ = make_course(params, spacing, stream);
     } else {
-      course_ = std::make_unique<course_type>(params, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
+      course_ = make_course(params, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
     }
-    tensors_ = tt::tensors(*course_, device_);
+    tensors_ = course_->tensors(device_);
   }
 
   /// Checks and borrows `position` ([E, 3] float32 on the course's device, contiguous).
@@ -303,6 +377,8 @@ class py_course {
   int max_gates() const { return course_->max_gates(); }
   float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
   int device() const { return device_; }
+  /// "track_pipeline" or "elevated_family_pipeline": the pipeline make_course chose.
+  std::string pipeline() const { return course_->pipeline_name(); }
   py::dict params() const { return params_dict(course_->params()); }
 
   // Batch queries (queries.hpp): course.py preallocates the outputs and checks every tensor;
@@ -397,7 +473,7 @@ class py_course {
 
  private:
   c10::DeviceIndex device_;
-  std::unique_ptr<course_type> course_;
+  std::unique_ptr<any_course> course_;
   tt::course_tensors tensors_;
 };
 
@@ -497,6 +573,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("checkpoint_spacing", &py_course::checkpoint_spacing)
       .def_property_readonly("device", &py_course::device)
       .def("params", &py_course::params)
+      .def_property_readonly("pipeline", &py_course::pipeline)
       .def("localize",
            [](py_course& c, const at::Tensor& position, const at::Tensor& hints, int window, const at::Tensor& s,
               const at::Tensor& n, const at::Tensor& vertical, const at::Tensor& curvature, const at::Tensor& heading,

@@ -63,3 +63,25 @@ def test_bad_generator_names_and_weights_are_named():
         Course.track(presets.track(4, device="cuda:0", generator_weights={"spiral": 1.0}))
     with pytest.raises(ValueError, match="track_params.generator.weights"):
         Course.track(presets.track(4, device="cuda:0", generator_weights={"hull": -1.0}))
+
+
+@pytest.mark.gpu
+def test_polar_courses_take_the_track_pipeline_and_build_the_family_pipelines_tracks():
+    """The default course runs presets::track_pipeline; weights that draw polar for every env
+    force elevated_family_pipeline, whose polar tracks must be the same bit for bit."""
+    import torch
+    from track_gen.course import Course
+    fast = Course.track(presets.track(256, device="cuda:0", seed=9))
+    family = Course.track(presets.track(256, device="cuda:0", seed=9, generator_weights={"polar": 1.0}))
+    lifted = Course.track(presets.track(8, device="cuda:0", seed=9, elevation={"profile": "uniform"}))
+    assert fast.pipeline == "track_pipeline"
+    assert family.pipeline == "elevated_family_pipeline"
+    assert lifted.pipeline == "elevated_family_pipeline"
+    assert Course.track(presets.track(8, device="cuda:0", generator="hull")).pipeline == "elevated_family_pipeline"
+    for _ in range(2):  # the first episode and the next
+        torch.cuda.synchronize()
+        assert torch.equal(fast.tracks.position, family.tracks.position)
+        assert torch.equal(fast.tracks.status, family.tracks.status)
+        assert torch.equal(fast.tracks.gate_centre, family.tracks.gate_centre)
+        fast.regenerate(advance=True)
+        family.regenerate(advance=True)

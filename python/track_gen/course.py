@@ -582,6 +582,15 @@ class Course:
         self._impl.cones(0 if side == "left" else 1, float(spacing), c, b.position, b.count, _stream_arg(stream))
         return b
 
+    @property
+    def pipeline(self) -> str:
+        """The C++ pipeline that builds this course's tracks, chosen from its parameters at
+        construction: ``"track_pipeline"`` when every env draws polar tracks with a flat profile
+        (the defaults), else ``"elevated_family_pipeline"`` (any other family, a mix, elevation).
+        Both build the same polar tracks bit for bit; the first in about 40 % of the time
+        (docs/performance-log.md, entry 14)."""
+        return self._impl.pipeline
+
     def __repr__(self) -> str:
         return (f"Course(preset={self.params.preset!r}, num_envs={self.num_envs}, device={self.device!r}, "
-                f"checkpoint_spacing={self.checkpoint_spacing})")
+                f"checkpoint_spacing={self.checkpoint_spacing}, pipeline={self.pipeline!r})")
