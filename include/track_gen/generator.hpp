@@ -68,13 +68,16 @@ class generator {
   /// Gate slots per track (G_max = ceil(L_max / spacing)) a batch needs for these parameters:
   /// size the target batch with it. @throws std::invalid_argument a parameter out of range.
   static int max_gates(const track_params& params, float checkpoint_spacing) {
-    return detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid, Pipeline::accepts_families, 0).plan.max_gates;
+    return detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
+                                          Pipeline::accepts_families, &Pipeline::max_control_points, 0).plan.max_gates;
   }
   static int max_gates(const track_params& params, float checkpoint_spacing, const user_tracks& tracks) {
-    return detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid, Pipeline::accepts_families, 0).plan.max_gates;
+    return detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid,
+                                          Pipeline::accepts_families, &Pipeline::max_control_points, 0).plan.max_gates;
   }
   static int max_gates(const track_params& params, float checkpoint_spacing, const track_variants& variants) {
-    return detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid, Pipeline::accepts_families, 0).plan.max_gates;
+    return detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid,
+                                          Pipeline::accepts_families, &Pipeline::max_control_points, 0).plan.max_gates;
   }
 
   /// A generator of random tracks into `target` (num_envs and num_samples as `params`, at
@@ -84,20 +87,23 @@ class generator {
   ///         or a target of another shape. @throws capture_error `stream` is capturing
   ///         (construction allocates). @throws cuda_error.
   generator(const track_params& params, float checkpoint_spacing, const track_batch<Policy>& target, stream_type stream = {})
-      : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid, Pipeline::accepts_families,
+      : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
+                                                 Pipeline::accepts_families, &Pipeline::max_control_points,
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
   /// As above, with user tracks (one per env, or one shared by every env), copied now
   /// (synchronising `stream` once).
   generator(const track_params& params, float checkpoint_spacing, const user_tracks& tracks,
             const track_batch<Policy>& target, stream_type stream = {})
-      : generator(detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid, Pipeline::accepts_families,
+      : generator(detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid,
+                                                 Pipeline::accepts_families, &Pipeline::max_control_points,
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
   /// As above, with per-env parameter sets, copied now (synchronising `stream` once).
   generator(const track_params& params, float checkpoint_spacing, const track_variants& variants,
             const track_batch<Policy>& target, stream_type stream = {})
-      : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid, Pipeline::accepts_families,
+      : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid,
+                                                 Pipeline::accepts_families, &Pipeline::max_control_points,
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
 

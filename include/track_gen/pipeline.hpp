@@ -9,8 +9,10 @@
 #include <track_gen/params.hpp>
 #include <track_gen/stages.hpp>
 
+#include <algorithm>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace track_gen {
 
@@ -41,6 +43,21 @@ constexpr bool grid_stage_well_placed(int grid) {
   for (int i = grid + 1; i < static_cast<int>(sizeof...(Stages)); ++i)
     if (roles[i] != stage_role::shape && roles[i] != stage_role::validate) return false;
   return interpolated;
+}
+
+template <class Stage, class = void>
+struct has_control_points : std::false_type {};
+template <class Stage>
+struct has_control_points<Stage, std::void_t<decltype(Stage::max_control_points(std::declval<const track_params&>()))>>
+    : std::true_type {};
+/// The control points generate stage `Stage` writes at most for `p` (its max_control_points);
+/// -1 for other stages and for generate stages that do not say.
+template <class Stage>
+int stage_control_points(const track_params& p) {
+  if constexpr (Stage::role == stage_role::generate && has_control_points<Stage>::value)
+    return Stage::max_control_points(p);
+  else
+    return -1;
 }
 
 /// Index of the first grid-scope stage of the pack (the pack size if none).
@@ -75,6 +92,16 @@ struct pipeline {
   /// that draws with stages::random_polar and not stages::random_family (construction refuses
   /// such a selection there); a pipeline with another generate stage ignores the selection.
   static constexpr bool accepts_families = draws_families || !draws_polar;
+
+  /// The most control points the pipeline's generate stages write for a random track of `p`
+  /// (each stage's own `max_control_points(p)`: stages::random_family's counts only the families
+  /// `p.generator` selects); `p.polar.control_points` when no generate stage says. The generator
+  /// sizes each track's control-point scratch from it.
+  static int max_control_points(const track_params& p) {
+    int most = -1;
+    ((most = std::max(most, detail::stage_control_points<Stages>(p))), ...);
+    return most < 0 ? p.polar.control_points : most;
+  }
 
   /// Position of the grid-scope stage in the pack (the pack size when there is none).
   static constexpr int grid_index = detail::first_grid_index<Stages...>();

@@ -16,7 +16,8 @@ namespace tg = track_gen;
 constexpr std::size_t sm90_block_optin_bytes = 232448;
 
 std::size_t scratch_bytes(const tg::track_params& p) {
-  return tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0, 0).scratch.bytes;
+  return tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false,
+                                         &tg::detail::random_control_points, 0, 0).scratch.bytes;
 }
 
 }  // namespace
@@ -40,7 +41,8 @@ TEST_CASE("the spline's segments and the repulsive partial sums share one region
   tg::track_params p = tg::presets::track(1);
   p.polar.control_points = 256;
   const tg::detail::scratch_layout l =
-      tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false, 0, 0).scratch;
+      tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false,
+                                             &tg::detail::random_control_points, 0, 0).scratch;
   tg::detail::workspace ws{};
   std::vector<unsigned char> base(l.bytes);
   ws.bind_scratch(base.data(), l);
@@ -61,4 +63,48 @@ TEST_CASE("repulsive_chunks keeps about 128 work items and at most 8 chunks a po
     CHECK(m * c <= (m > 128 ? m : 128));
   }
   CHECK(tg::detail::repulsive_chunks(12) == 8);  // the track preset: the split measured on the H200
+}
+
+namespace {
+template <class Generate>
+using single_family_pipeline = tg::pipeline<Generate, tg::stages::repulsive, tg::stages::catmull_rom, tg::stages::resample,
+                                            tg::stages::frames, tg::stages::checkpoints, tg::stages::validate>;
+
+/// A generate stage that does not say how many control points it writes (as a user's might not).
+struct silent_generate {
+  static constexpr tg::detail::stage_role role = tg::detail::stage_role::generate;
+};
+
+template <class Pipeline>
+int planned_control_capacity(const tg::track_params& p) {
+  return tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false,
+                                         &Pipeline::max_control_points, 0, 0)
+      .scratch.control_capacity;
+}
+}  // namespace
+
+TEST_CASE("the control-point scratch is sized by the pipeline's own generate stage") {
+  tg::track_params p = tg::presets::track(1);
+  p.bezier.corners_max = 20;  // 20 x 8 = 160 points: far more than polar's 12
+  p.hull.corners_max = 24;
+  REQUIRE(tg::stages::bezier_corners::max_control_points(p) > p.polar.control_points);
+  // The pipeline's count is its generate stage's, whatever generator.family selects (a pipeline
+  // without stages::random_family ignores it).
+  CHECK(single_family_pipeline<tg::stages::bezier_corners>::max_control_points(p) ==
+        tg::stages::bezier_corners::max_control_points(p));
+  CHECK(single_family_pipeline<tg::stages::hull_corners>::max_control_points(p) ==
+        tg::stages::hull_corners::max_control_points(p));
+  CHECK(tg::presets::track_pipeline::max_control_points(p) == p.polar.control_points);
+  // random_family counts the families the selection can draw.
+  CHECK(tg::presets::family_pipeline::max_control_points(p) == p.polar.control_points);
+  p.generator.family = tg::generator_family::bezier;
+  CHECK(tg::presets::family_pipeline::max_control_points(p) == tg::stages::bezier_corners::max_control_points(p));
+  // A generate stage that does not say falls back to polar.control_points.
+  CHECK(tg::pipeline<silent_generate, tg::stages::validate>::max_control_points(p) == p.polar.control_points);
+  // The plan holds them: polar's 12 points would not.
+  p.generator.family = tg::generator_family::polar;
+  CHECK(planned_control_capacity<single_family_pipeline<tg::stages::bezier_corners>>(p) >=
+        tg::stages::bezier_corners::max_control_points(p));
+  CHECK(planned_control_capacity<single_family_pipeline<tg::stages::hull_corners>>(p) >=
+        tg::stages::hull_corners::max_control_points(p));
 }

@@ -29,14 +29,11 @@ using family_pipeline =
     track_gen::pipeline<Family, track_gen::stages::repulsive, track_gen::stages::catmull_rom, track_gen::stages::resample,
                         track_gen::stages::frames, track_gen::stages::checkpoints, track_gen::stages::validate>;
 
-/// The track preset for a family: the control-point scratch is sized by polar.control_points
-/// until the family dispatch sizes it from Family::max_control_points (the polar stage is not
-/// in these pipelines, so the field has no other effect).
+/// The track preset for a family (the generator sizes the control-point scratch from the
+/// pipeline's generate stage, Family::max_control_points).
 template <class Family>
 track_gen::track_params family_params(int envs) {
-  track_gen::track_params p = track_gen::presets::track(envs);
-  p.polar.control_points = std::max(4, Family::max_control_points(p));
-  return p;
+  return track_gen::presets::track(envs);
 }
 
 /// 4 pi A / P^2 of env e's closed centreline, in double: A by the shoelace formula over the
@@ -80,7 +77,6 @@ std::vector<family_batch> family_batches(
     auto p = family_params<Family>(scaled(1024, 50, 16));
     p.seed = 3;
     change(p);
-    p.polar.control_points = std::max(4, Family::max_control_points(p));
     b.push_back({name, p, false});
   }
   return b;

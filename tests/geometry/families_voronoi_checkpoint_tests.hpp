@@ -34,13 +34,12 @@ using family_pipeline =
     track_gen::pipeline<Family, track_gen::stages::repulsive, track_gen::stages::catmull_rom, track_gen::stages::resample,
                         track_gen::stages::frames, track_gen::stages::checkpoints, track_gen::stages::validate>;
 
-/// The `track` preset, with the control-point scratch sized for `Family` (the generator sizes it
-/// from polar.control_points until the family dispatch reads Family::max_control_points).
+/// The `track` preset with `seed` (the generator sizes the control-point scratch from the
+/// pipeline's generate stage, Family::max_control_points).
 template <class Family>
 track_gen::track_params family_params(int envs, std::uint64_t seed) {
   track_gen::track_params p = track_gen::presets::track(envs);
   p.seed = seed;
-  p.polar.control_points = std::max(p.polar.control_points, Family::max_control_points(p));
   return p;
 }
 

@@ -36,7 +36,8 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
       throw std::invalid_argument("track_gen: ownership::borrowed supports random tracks only (no user_tracks or track_variants)");
   }
   parts p;
-  p.inputs = detail::generator_inputs::make(params, checkpoint_spacing, tracks, variants, Pipeline::has_grid, Pipeline::accepts_families,
+  p.inputs = detail::generator_inputs::make(params, checkpoint_spacing, tracks, variants, Pipeline::has_grid,
+                                            Pipeline::accepts_families, &Pipeline::max_control_points,
                                             ops::select_temp_bytes(params.num_envs),
                                             sizeof(detail::generate_args<detail::progress_reset_hook>));
   p.batch_bytes = batch_type::required_bytes(params.num_envs, params.num_samples, p.inputs.plan.max_gates);
@@ -64,7 +65,8 @@ template <class Pipeline, class Policy>
 std::size_t course<Pipeline, Policy>::required_bytes(const track_params& params, float checkpoint_spacing) {
   using ops = typename detail::backend_ops<backend_type>::type;
   const detail::generator_inputs in =
-      detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid, Pipeline::accepts_families,
+      detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
+                                     Pipeline::accepts_families, &Pipeline::max_control_points,
                                      ops::select_temp_bytes(params.num_envs),
                                      sizeof(detail::generate_args<detail::progress_reset_hook>));
   const std::size_t bytes = batch_type::required_bytes(params.num_envs, params.num_samples, in.plan.max_gates) +

@@ -22,6 +22,10 @@
 
 namespace track_gen::detail {
 
+/// The most control points a random track of given parameters has: a pipeline's
+/// max_control_points (pipeline.hpp), or random_control_points where no pipeline is known.
+using control_points_fn = int (*)(const track_params&);
+
 inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{255u}; }
 
 /// Capacities and byte offsets of a generator's memory (all relative to its base).
@@ -42,11 +46,14 @@ struct generator_plan {
               grid_moved = 0, grid_pending = 0, grid_flags = 0;
   std::size_t args = 0;  ///< the generation arguments the kernels read (generate_kernel says why)
   std::size_t bytes = 0;
+  /// The most control points a random track of given parameters has (the pipeline's
+  /// max_control_points); the plan's capacities and the cost estimate use it.
+  control_points_fn control_points = nullptr;
 };
 
-/// The most control points a random track of `p` has: the largest count of the families `p` can
-/// draw (stages::random_family), and polar.control_points for pipelines that run
-/// stages::random_polar directly.
+/// The most control points a random track of `p` has when the pipeline is not known
+/// (estimate_cost): the largest count of the families `p` can draw (stages::random_family), and
+/// polar.control_points for pipelines that run stages::random_polar directly.
 inline int random_control_points(const track_params& p) {
   return std::max(p.polar.control_points, stages::random_family::max_control_points(p));
 }
@@ -65,24 +72,26 @@ inline void check_polar_only(const track_params& p, const char* what) {
 }
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
+/// `control_points`: the pipeline's max_control_points (pipeline.hpp).
 inline generator_plan make_generator_plan(const track_params& params, float spacing, const sanitized_tracks* user,
                                           user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid,
-                                          std::size_t select_temp_bytes, std::size_t args_bytes) {
+                                          control_points_fn control_points, std::size_t select_temp_bytes,
+                                          std::size_t args_bytes) {
   // Every capacity in size_t (issue 17: control points x samples_per_segment overflowed int for
   // user tracks of millions of points), checked against param::scratch_bytes_per_track before the
   // layout's int fields are used.
   using sz = std::size_t;
   const sz fallback = static_cast<sz>(fallback_control_points);
-  const sz m = static_cast<sz>(random_control_points(params));
+  const sz m = static_cast<sz>(control_points(params));
   const sz per = static_cast<sz>(params.spline.samples_per_segment);
   sz control_cap = std::max(m, fallback);
   sz random_control_cap = m;  // the repulsive stage only runs on random tracks
   sz dense_cap = control_cap * per;
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
-    const sz cap = std::max(static_cast<sz>(random_control_points(v)), fallback);
+    const sz cap = std::max(static_cast<sz>(control_points(v)), fallback);
     control_cap = std::max(control_cap, cap);
-    random_control_cap = std::max(random_control_cap, static_cast<sz>(random_control_points(v)));
+    random_control_cap = std::max(random_control_cap, static_cast<sz>(control_points(v)));
     dense_cap = std::max(dense_cap, cap * static_cast<sz>(v.spline.samples_per_segment));
     length_cap = std::max(length_cap, v.validate.length_max);
   }
@@ -95,6 +104,7 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
   generator_plan plan;
+  plan.control_points = control_points;
   plan.max_gates = checked_max_gates(length_cap, spacing);
   plan.scratch = scratch_layout::make(control_cap, dense_cap, static_cast<sz>(params.num_samples), random_control_cap);
   check_scratch_bytes(plan.scratch.bytes, control_cap, dense_cap, params.num_samples);
@@ -136,8 +146,9 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
 /// capacity for user tracks), `random`: the random stages run (not user tracks), `grid`: the
 /// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the three
 /// terms (repulsive, per-attempt shaping and clearance, dense_repulsive) for messages.
-inline double track_operations(const track_params& p, double dense, bool random, bool grid, double* parts = nullptr) {
-  const double m = random_control_points(p), n = p.num_samples;
+inline double track_operations(const track_params& p, const generator_plan& plan, double dense, bool random, bool grid,
+                               double* parts = nullptr) {
+  const double m = plan.control_points(p), n = p.num_samples;
   const double attempts = random ? p.validate.max_attempts : 1.0;
   const double repulsive = random ? attempts * p.repulsive.max_iterations * m * m : 0.0;
   // Each attempt (and the fallback) evaluates the dense samples, resamples them, and tests the
@@ -158,7 +169,7 @@ inline double track_operations(const track_params& p, double dense, bool random,
 /// The dense samples one track of `p` evaluates at most: M x samples_per_segment (M at least the
 /// fallback's control points) for random tracks, the plan's dense capacity for user tracks.
 inline double track_dense_samples(const track_params& p, const generator_plan& plan, bool random) {
-  return random ? static_cast<double>(std::max(random_control_points(p), fallback_control_points)) *
+  return random ? static_cast<double>(std::max(plan.control_points(p), fallback_control_points)) *
                       p.spline.samples_per_segment
                 : static_cast<double>(plan.scratch.dense_capacity);
 }
@@ -178,7 +189,7 @@ inline cost_estimate estimate_cost(const track_params& params, const std::vector
   c.bytes_per_env = track_bytes_per_env(params.num_samples, plan.max_gates);
   const bool random = user == nullptr;
   auto consider = [&](const track_params& p) {
-    const double ops = track_operations(p, track_dense_samples(p, plan, random), random, grid);
+    const double ops = track_operations(p, plan, track_dense_samples(p, plan, random), random, grid);
     if (ops > c.operations_per_track) {
       c.operations_per_track = ops;
       if (costliest != nullptr) *costliest = &p;
@@ -192,11 +203,11 @@ inline cost_estimate estimate_cost(const track_params& params, const std::vector
 /// Throws std::invalid_argument when `c` exceeds `params.budget`, naming the budget, the terms of
 /// the estimate and how to raise it.
 inline void check_budget(const cost_estimate& c, const track_params& params, const track_params& costliest,
-                         bool random, bool grid, double dense) {
+                         const generator_plan& plan, bool random, bool grid, double dense) {
   const budget_params& b = params.budget;
   if (c.operations_per_track > static_cast<double>(b.operations_per_track)) {
     double parts[3];
-    track_operations(costliest, dense, random, grid, parts);
+    track_operations(costliest, plan, dense, random, grid, parts);
     throw std::invalid_argument(
         "track_gen: one track may cost up to " + format_number(c.operations_per_track) +
         " operations in the worst case (track_gen::estimate_cost: repulsive stage validate.max_attempts x "
@@ -236,7 +247,8 @@ struct generator_inputs {
   /// only, pipeline::accepts_families, and another selection is refused).
   /// `args_bytes`: the size of the generation arguments kept in the generator's memory.
   static generator_inputs make(const track_params& params, float spacing, const user_tracks* tracks,
-                               const track_variants* variants, bool grid, bool families, std::size_t select_temp_bytes,
+                               const track_variants* variants, bool grid, bool families,
+                               control_points_fn control_points, std::size_t select_temp_bytes,
                                std::size_t args_bytes = 0) {
     check_params(params, spacing);
     generator_inputs in;
@@ -257,11 +269,11 @@ struct generator_inputs {
       in.user_kind = tracks->type;
     }
     in.plan = make_generator_plan(params, spacing, in.has_user ? &in.user : nullptr, in.user_kind, in.sets, grid,
-                                  select_temp_bytes, args_bytes);
+                                  control_points, select_temp_bytes, args_bytes);
     const track_params* costliest = &in.params;
     const cost_estimate cost =
         estimate_cost(in.params, in.sets, in.has_user ? &in.user : nullptr, in.plan, grid, &costliest);
-    check_budget(cost, in.params, *costliest, !in.has_user, grid,
+    check_budget(cost, in.params, *costliest, in.plan, !in.has_user, grid,
                  track_dense_samples(*costliest, in.plan, !in.has_user));
     return in;
   }
