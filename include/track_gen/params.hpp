@@ -322,6 +322,43 @@ struct elevation_params {
   int harmonics = 3;
 };
 
+/// How stages::gate_anchors orders a family's anchors into a gate sequence.
+enum class gate_ordering : int {
+  as_generated = 0,  ///< the family's own order (its polygon: a closed loop already)
+  angle_sorted = 1,  ///< counter-clockwise by polar angle about the anchors' centroid (seen from above)
+};
+
+/// How a gate's frame follows the course line (stages::gate_checkpoints).
+enum class gate_align : int {
+  yaw_only = 0,      ///< level gates: forward is the plan-view tangent, posts vertical
+  full_tangent = 1,  ///< forward is the 3D tangent: the gate pitches with the climb (never rolls)
+};
+
+/// Gate courses (presets::gate_course_pipeline; issue 15 items 1-2): the gates are a family's
+/// anchors, ordered, thinned to a per-env count and spaced apart in 3D; the course line is the
+/// closed spline through them. The openings are 2 half_width wide and 2 gate_half_height high
+/// (track_params' fields, which progress tracking reads too). Read only by pipelines that hold
+/// the gate stages.
+struct gate_course_params {
+  /// Order of the anchors, a gate_ordering in [0, 1] (0: as generated; 1: angle-sorted).
+  int ordering = 0;
+  /// Fewest gates of a course, in [3, 256]: a closed course line needs 3 gates; a family with
+  /// fewer anchors fails the gate test (status::fail_gates) and is drawn again.
+  int min_gates = 6;
+  /// Most gates of a course, in [min_gates, 256]: each env draws its count uniformly in
+  /// [min_gates, max_gates] and keeps that many of the family's anchors, evenly spread. The gate
+  /// storage must hold it: pass presets::gate_course_spacing(p) as the checkpoint spacing.
+  int max_gates = 12;
+  /// Smallest distance between two gate centres [m], in [0, 1e6] (3D): the spacing solve pushes
+  /// closer pairs apart and the gate test rejects a course that still has one.
+  float min_spacing = 3.0f;
+  /// Jacobi rounds of the pairwise spacing solve, in [0, 256] (it stops early once every pair
+  /// is apart).
+  int spacing_iterations = 32;
+  /// Frame of each gate, a gate_align in [0, 1] (0: yaw only; 1: full tangent).
+  int align = 0;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -352,6 +389,7 @@ struct track_params {
   bezier_params bezier;
   hull_params hull;
   elevation_params elevation;
+  gate_course_params gates;
 };
 
 /// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).

@@ -78,6 +78,62 @@ inline track_params elevated_drone_track(int num_envs) {
   return p;
 }
 
+/// The gate-course pipeline (issue 15 items 1-2; docs/drones.md): a family's anchors
+/// (stages::random_family, any family) become the gates (stages::gate_anchors: ordering, per-env
+/// count), the elevation profile lifts them (stages::elevation_profile on the spline through
+/// them), stages::gate_spacing pushes close pairs apart in 3D and rebuilds the spline: the course
+/// line, resampled like a track; the gates are its checkpoints, at the anchors
+/// (stages::gate_checkpoints); stages::validate_gates adds the gate test (status::fail_gates) to
+/// the track tests and the grade test. Give it presets::gate_course_spacing(p) as the checkpoint
+/// spacing, so that every env has room for gates.max_gates gates.
+using gate_course_pipeline = pipeline<stages::random_family, stages::gate_anchors, stages::catmull_rom,
+                                      stages::elevation_profile, stages::gate_spacing, stages::resample,
+                                      stages::frames, stages::gate_checkpoints, stages::validate_gates>;
+
+/// The checkpoint spacing to construct a gate_course_pipeline generator or course with: the
+/// gate storage is ceil(length_max / spacing) gates per env, here at least gates.max_gates.
+inline float gate_course_spacing(const track_params& p) {
+  return p.validate.length_max / static_cast<float>(p.gates.max_gates);
+}
+
+/// A drone-racing gate course for gate_course_pipeline: 6-12 gates, 1.5 m x 1.5 m openings.
+///
+/// Defaults and why: 12 polar anchors (one per gate at most) at radii 10-14 m give course lines of 66-84 m (4,096
+/// envs, seed 0; accepted 25-150 m), gates 6-13 m apart, a second or two at racing speeds (radii 8-14 m zig-zag
+/// more: 47% of first attempts failed the turn radius, against 8% at 10-14 m; host, 2,048 envs, seed 0); half_width
+/// = gate_half_height = 0.75 m make the 1.5 m square gate of the common drone-racing leagues; gate centres at least
+/// 3 m apart (two gate widths: room to line up the next gate), 32 spacing rounds (a pair separates in one; chains
+/// need a few); a random-walk altitude in [1, 4] m (above the ground, under an indoor ceiling) through 8 knots with
+/// grades up to 0.5 (27 degrees, a climb a racing quad holds at speed); a minimum turn radius of 1.5 m for the
+/// course line (the tightest a quad takes at racing speed without braking hard) and 0.5 m between its far-apart
+/// sections beyond the gate width; 64 spline samples per segment, so that even 4 gates give 256 dense samples, as
+/// many as the course line's N = 256 (32 left 493 of 512 four-gate courses failing the 5% sample-spacing test,
+/// host, seed 5); yaw-only (level) gates, as built; 32 attempts, since the spacing and the gate test reject more
+/// draws than a road does. Other families draw anchors at their own scale (bezier and hull: corners within +-6.5 m,
+/// where gates 3 m apart need turns tighter than 1.5 m): scale them up with the gates (e.g. bezier.extent = 20).
+/// The fallback ellipse has 16 control points, so it is a 16-gate course that fails the gate test when max_gates <
+/// 16 (status::fallback without valid).
+inline track_params gate_course(int num_envs) {
+  track_params p = track(num_envs);
+  p.half_width = 0.75f;
+  p.gate_half_height = 0.75f;
+  p.polar.control_points = 12;
+  p.polar.radius_min = 10.0f;
+  p.polar.radius_max = 14.0f;
+  p.validate.length_min = 25.0f;
+  p.validate.length_max = 150.0f;
+  p.validate.turn_radius_min = 1.5f;
+  p.validate.clearance_margin = 0.5f;
+  p.validate.max_attempts = 32;
+  p.spline.samples_per_segment = 64;
+  p.elevation.profile = elevation_kind::random_walk;
+  p.elevation.knots = 8;
+  p.elevation.z_min = 1.0f;
+  p.elevation.z_max = 4.0f;
+  p.elevation.max_grade = 0.5f;
+  return p;
+}
+
 /// The pipeline of `long_track`: the `track` pipeline with stages::dense_repulsive (grid scope)
 /// between the spline and the resampling.
 using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,

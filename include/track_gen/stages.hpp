@@ -17,6 +17,7 @@
 
 #include <track_gen/detail/stages/dense_repulsive.hpp>
 #include <track_gen/detail/stages/elevation.hpp>
+#include <track_gen/detail/stages/gate_course.hpp>
 #include <track_gen/detail/stages/generate_stages.hpp>
 #include <track_gen/detail/stages/random_family.hpp>
 #include <track_gen/detail/stages/shape_stages.hpp>

@@ -41,6 +41,10 @@ inline constexpr std::uint32_t far_from_origin = 1u << 19;
 /// The track rises or falls more steeply than elevation.max_grade between two consecutive
 /// samples (stages::validate_grade).
 inline constexpr std::uint32_t fail_grade = 1u << 20;
+/// A gate course failed its gate test (stages::validate_gates): a gate count outside
+/// [gates.min_gates, gates.max_gates] or beyond the gate storage, two gate centres closer than
+/// gates.min_spacing, two gates' bars crossing, or a gate frame not finite and level-defined.
+inline constexpr std::uint32_t fail_gates = 1u << 21;
 /// Bits 8..15 hold the number of generation attempts made (1..255), the fallback not counted.
 inline constexpr int attempts_shift = 8;
 inline constexpr std::uint32_t attempts_mask = 0xffu << attempts_shift;

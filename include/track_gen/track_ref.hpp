@@ -239,6 +239,20 @@ class track_ref {
   std::uint32_t status_ = 0;
 };
 
+/// The axes of a gate's frame: x forward (the gate normal), y left (horizontal), z up
+/// (forward x left). Roll-free: the left axis is level, so a gate only yaws and pitches.
+struct gate_axes_t {
+  float3 forward, left, up;
+};
+
+/// The frame of a gate of normal `normal` (unit): left is the horizontal unit vector 90 degrees
+/// counter-clockwise of the normal's plan-view direction ((0, 1, 0) for a vertical normal).
+TRACK_GEN_HD inline gate_axes_t gate_axes(float3 normal) {
+  using namespace detail;
+  const float3 left = normalize_or(f3(-normal.y, normal.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
+  return {normal, left, cross(normal, left)};
+}
+
 /// Does the segment a -> b cross gate `g` forwards through its opening? Forward means from the
 /// negative to the non-negative side of the gate plane (normal = track tangent); the opening
 /// is |lateral| <= half_width along the horizontal left axis and |vertical| <= half_height.
@@ -248,10 +262,9 @@ TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float h
   const float db = dot(b - g.centre, g.normal);
   if (!(da < 0.0f && db >= 0.0f)) return false;
   const float3 x = lerp(a, b, da / (da - db));
-  const float3 left = normalize_or(f3(-g.normal.y, g.normal.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
-  const float3 up = cross(g.normal, left);
+  const gate_axes_t axes = gate_axes(g.normal);
   const float3 r = x - g.centre;
-  return std::fabs(dot(r, left)) <= g.half_width && std::fabs(dot(r, up)) <= half_height;
+  return std::fabs(dot(r, axes.left)) <= g.half_width && std::fabs(dot(r, axes.up)) <= half_height;
 }
 
 }  // namespace track_gen

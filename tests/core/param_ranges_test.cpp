@@ -194,6 +194,16 @@ std::map<param, setter> setters() {
     p.elevation.z_min = static_cast<float>(v);
     p.elevation.z_max = std::fmax(p.elevation.z_max, p.elevation.z_min);
   }};
+  // Gate courses: min_gates moves max_gates above it.
+  m[param::gates_min_gates] = {[](tg::track_params& p, float&, double v) {
+    p.gates.min_gates = static_cast<int>(v);
+    p.gates.max_gates = std::max(p.gates.max_gates, p.gates.min_gates);
+  }};
+  m[param::gates_ordering] = {[](tg::track_params& p, float&, double v) { p.gates.ordering = static_cast<int>(v); }};
+  m[param::gates_max_gates] = {[](tg::track_params& p, float&, double v) { p.gates.max_gates = static_cast<int>(v); }};
+  m[param::gates_min_spacing] = {[](tg::track_params& p, float&, double v) { p.gates.min_spacing = static_cast<float>(v); }};
+  m[param::gates_spacing_iterations] = {[](tg::track_params& p, float&, double v) { p.gates.spacing_iterations = static_cast<int>(v); }};
+  m[param::gates_align] = {[](tg::track_params& p, float&, double v) { p.gates.align = static_cast<int>(v); }};
   return m;
 }
 
@@ -215,6 +225,7 @@ double field_value(const tg::track_params& p, const std::string& name) {
   if (name == "track_params.bezier.corners_min") return p.bezier.corners_min;
   if (name == "track_params.hull.corners_min") return p.hull.corners_min;
   if (name == "track_params.elevation.z_min") return p.elevation.z_min;
+  if (name == "track_params.gates.min_gates") return p.gates.min_gates;
   FAIL("no test accessor for " << name);
   return 0;
 }
@@ -271,7 +282,8 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"checkpoint", "checkpoint_params"},
                                                       {"bezier", "bezier_params"},
                                                       {"hull", "hull_params"},
-                                                      {"elevation", "elevation_params"}};
+                                                      {"elevation", "elevation_params"},
+                                                      {"gates", "gate_course_params"}};
   int checked = 0;
   for (const param_range& r : tg::detail::param_ranges) {
     const std::string name = r.name;

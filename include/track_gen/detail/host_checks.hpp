@@ -202,6 +202,12 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::elevation_z_max, p.elevation.z_max, p.elevation.z_min);
   check_range(param::elevation_max_grade, p.elevation.max_grade);
   check_range(param::elevation_harmonics, p.elevation.harmonics);
+  check_range(param::gates_ordering, p.gates.ordering);
+  check_range(param::gates_min_gates, p.gates.min_gates);
+  check_range(param::gates_max_gates, p.gates.max_gates, p.gates.min_gates);
+  check_range(param::gates_min_spacing, p.gates.min_spacing);
+  check_range(param::gates_spacing_iterations, p.gates.spacing_iterations);
+  check_range(param::gates_align, p.gates.align);
   {
     const param_rule& ids = rule_of(rule::env_offset);
     require(static_cast<double>(p.env_offset) + p.num_envs - 1 <= 4294967295.0,

@@ -92,6 +92,12 @@ enum class param : int {
   elevation_z_max,
   elevation_max_grade,
   elevation_harmonics,
+  gates_ordering,
+  gates_min_gates,
+  gates_max_gates,
+  gates_min_spacing,
+  gates_spacing_iterations,
+  gates_align,
   count
 };
 
@@ -371,6 +377,18 @@ inline constexpr param_range param_ranges[] = {
    nullptr, "a rise over a run: 0 accepts only level tracks; 1e6 is no bound at any sample spacing"},
   {param::elevation_harmonics, "track_params.elevation.harmonics", "", true, 1, 16, bound::closed, bound::closed,
    nullptr, "one cosine at least; each knot sums H of them, and 16 bounds that work"},
+  {param::gates_ordering, "track_params.gates.ordering", "", true, 0, 1, bound::closed, bound::closed, nullptr,
+   "a track_gen::gate_ordering: as_generated 0, angle_sorted 1"},
+  {param::gates_min_gates, "track_params.gates.min_gates", "", true, 3, 256, bound::closed, bound::closed, nullptr,
+   "a closed course line needs 3 gates; the gates are control points, and 256 bounds the O(G^2) spacing work"},
+  {param::gates_max_gates, "track_params.gates.max_gates", "", true, 3, 256, bound::closed, bound::closed,
+   "track_params.gates.min_gates", "a count band: max_gates >= min_gates; 256 bounds the O(G^2) spacing work"},
+  {param::gates_min_spacing, "track_params.gates.min_spacing", "m", false, 0, max_length, bound::closed, bound::closed,
+   nullptr, "a distance (0: no spacing); lengths stay <= 1e6 m"},
+  {param::gates_spacing_iterations, "track_params.gates.spacing_iterations", "", true, 0, 256, bound::closed,
+   bound::closed, nullptr, "0 turns the solve off; each round is O(G^2), and 256 bounds that work"},
+  {param::gates_align, "track_params.gates.align", "", true, 0, 1, bound::closed, bound::closed, nullptr,
+   "a track_gen::gate_align: yaw_only 0, full_tangent 1"},
 };
 // clang-format on
 
