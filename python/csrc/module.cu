@@ -38,6 +38,8 @@ namespace {
 // profile get the track pipeline.
 using fast_course_type = tg::course<tg::presets::track_pipeline, tg::policy<>>;
 using family_course_type = tg::course<tg::presets::elevated_family_pipeline, tg::policy<>>;
+// Gate courses (the `gate_course` preset): their own pipeline, gates at the anchors.
+using gate_course_type = tg::course<tg::presets::gate_course_pipeline, tg::policy<>>;
 
 /// True when `params` draws every env from polar with a flat elevation profile: what
 /// presets::track_pipeline builds, bit for bit, as elevated_family_pipeline would.
@@ -50,8 +52,9 @@ bool track_pipeline_suffices(const tg::track_params& params) {
 /// The course's operations that do not depend on its pipeline, behind one interface so that
 /// py_course holds either course type.
 using stream_type = fast_course_type::stream_type;
-static_assert(std::is_same_v<stream_type, family_course_type::stream_type>,
-              "Both course types must take the same stream type.");
+static_assert(std::is_same_v<stream_type, family_course_type::stream_type> &&
+                  std::is_same_v<stream_type, gate_course_type::stream_type>,
+              "Every course type must take the same stream type.");
 
 class any_course {
  public:
@@ -130,6 +133,8 @@ const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, bezier.samples_per_piece), TG_FIELD(int, hull.corners_min), TG_FIELD(int, hull.corners_max),
       TG_FIELD(int, hull.layout), TG_FIELD(int, hull.convex), TG_FIELD(int, hull.chaikin_passes),
       TG_FIELD(int, elevation.knots), TG_FIELD(int, elevation.harmonics),
+      TG_FIELD(int, gates.ordering), TG_FIELD(int, gates.min_gates), TG_FIELD(int, gates.max_gates),
+      TG_FIELD(int, gates.spacing_iterations), TG_FIELD(int, gates.align),
   };
   return f;
 }
@@ -157,6 +162,7 @@ const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, hull.extent), TG_FIELD(float, hull.min_corner_distance), TG_FIELD(float, hull.max_turn),
       TG_FIELD(float, hull.displacement),
       TG_FIELD(float, elevation.z_min), TG_FIELD(float, elevation.z_max), TG_FIELD(float, elevation.max_grade),
+      TG_FIELD(float, gates.min_spacing),
   };
   return f;
 }
@@ -197,9 +203,11 @@ tg::track_params make_params(const std::string& preset, int num_envs, const py::
     p = tg::presets::drone_track(num_envs);
   } else if (preset == "elevated_drone_track") {
     p = tg::presets::elevated_drone_track(num_envs);
+  } else if (preset == "gate_course") {
+    p = tg::presets::gate_course(num_envs);
   } else {
     throw std::invalid_argument("track_gen: unknown preset '" + preset +
-                                "'; expected 'track', 'drone_track' or 'elevated_drone_track'");
+                                "'; expected 'track', 'drone_track', 'elevated_drone_track' or 'gate_course'");
   }
   for (const auto& item : overrides) {
     const std::string name = py::cast<std::string>(item.first);
@@ -319,7 +327,19 @@ class py_course {
     const tg::track_params params = make_params(preset, num_envs, overrides);
     c10::cuda::CUDAGuard guard(device_);
     const ::cuda::stream_ref stream = tt::current_stream(device_);
-    if (user_points.empty()) {
+    if (preset == "gate_course") {
+      // Gates sit at the anchors, not every `spacing` metres: the spacing only sizes the gate
+      // storage, which gate_course_spacing makes room for gates.max_gates gates.
+      if (!user_points.empty())
+        throw std::invalid_argument("track_gen: the gate_course preset builds random gate courses; user tracks "
+                                    "take the 'track' preset");
+      if (spacing != 0.0f)
+        throw std::invalid_argument("track_gen: gate courses place their gates at the anchors (gates.min_gates to "
+                                    "gates.max_gates per env): build them with Course.gates(params), which takes no "
+                                    "checkpoint_spacing");
+      course_ = std::make_unique<course_holder<gate_course_type>>("gate_course_pipeline", params,
+                                                                  tg::presets::gate_course_spacing(params), stream);
+    } else if (user_points.empty()) {
       course_ = make_course(params, spacing, stream);
     } else {
       course_ = make_course(params, spacing, user_tracks_of(user_points, user_kind, recentre), stream);

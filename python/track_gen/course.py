@@ -230,6 +230,26 @@ class Course:
         return cls(params, checkpoint_spacing)
 
     @classmethod
+    def gates(cls, params: TrackParams) -> "Course":
+        """A course of drone-racing gate courses (C++ ``course<presets::gate_course_pipeline>``,
+        docs/drones.md) from ``presets.gate_course(...)`` parameters: per env, gates.min_gates to
+        gates.max_gates gates at a generator family's anchors, spaced at least gates.min_spacing
+        apart in 3D, and the course line (a closed spline through the gate centres) as the track.
+        ``bind`` / ``step`` / ``regenerate`` and every query work as for tracks: progress counts
+        the gates in order (each gate's opening is ``half_width`` x ``gate_half_height`` about its
+        centre, in its own frame), laps, and the lateral offset from the course line.
+        ``tracks.gate_centre`` / ``gate_normal`` hold the gates ([E, G_max, 3], slots >=
+        ``tracks.num_gates`` unused).
+
+        Raises:
+            ValueError: ``params`` is not a ``gate_course`` preset, or a parameter out of range.
+        """
+        if not isinstance(params, TrackParams) or params.preset != "gate_course":
+            raise ValueError("Course.gates takes presets.gate_course(...) parameters, got "
+                             f"{getattr(params, 'preset', type(params).__name__)!r}")
+        return cls(params, 0.0)
+
+    @classmethod
     def from_tracks(cls, params: TrackParams, tracks, kind: str = "control_points", recentre: bool = False,
                     checkpoint_spacing: float = 0.6) -> "Course":
         """A course of your own closed tracks (a real circuit) instead of random ones: C++
@@ -586,7 +606,8 @@ class Course:
     def pipeline(self) -> str:
         """The C++ pipeline that builds this course's tracks, chosen from its parameters at
         construction: ``"track_pipeline"`` when every env draws polar tracks with a flat profile
-        (the defaults), else ``"elevated_family_pipeline"`` (any other family, a mix, elevation).
+        (the defaults), ``"gate_course_pipeline"`` for :meth:`gates`, else
+        ``"elevated_family_pipeline"`` (any other family, a mix, elevation).
         Both build the same polar tracks bit for bit; the first in about 40 % of the time
         (docs/performance-log.md, entry 14)."""
         return self._impl.pipeline

@@ -38,9 +38,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping
 
-__all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track"]
+__all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track", "gate_course"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "elevation")
+_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "elevation", "gates")
 # The seed system's names of the elevation fields.
 _SEED_NAMES = {"z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
                "z_control_points": "elevation.knots", "z_valid_grade": "elevation.max_grade",
@@ -181,3 +181,14 @@ def elevated_drone_track(num_envs: int, device="cuda:0", seed: int = 0, **overri
     (C++ ``presets::elevated_drone_track``): z in [0.5, 2.5] m through 10 knots, grades up to 0.3;
     steeper candidates fail validation (``status_bits()["fail_grade"]``)."""
     return _make("elevated_drone_track", num_envs, device, seed, overrides)
+
+
+def gate_course(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackParams:
+    """A drone-racing gate course per environment (C++ ``presets::gate_course``, docs/drones.md):
+    6-12 gates with 1.5 m x 1.5 m openings (``half_width`` = ``gate_half_height`` = 0.75 m) at the
+    anchors of a generator family, at least 3 m apart, on a random-walk altitude in [1, 4] m; the
+    course line is a closed spline through them. Build it with ``Course.gates(params)``.
+    ``gates={"min_gates", "max_gates", "min_spacing", "spacing_iterations", "ordering", "align"}``
+    (``ordering`` 0 as generated, 1 angle-sorted; ``align`` 0 level gates, 1 following the 3D
+    tangent) change the gates; every other name as for :func:`track`."""
+    return _make("gate_course", num_envs, device, seed, overrides)
