@@ -211,17 +211,20 @@ void set_generator(tg::track_params& p, const std::string& name) {
 }
 
 /// A generate row (`family` empty: the `track` preset's pipeline; else a generate_<family> row,
-/// through presets::family_pipeline).
+/// through presets::family_pipeline; "gate_course": the gate_course preset through
+/// presets::gate_course_pipeline, its gate storage sized by gate_course_spacing).
 template <int Threads = tg::default_tuning::generate_block_threads, class Pipeline = tg::presets::track_pipeline>
 row run_generate(long envs, int n, const options& o, cudaStream_t stream, const std::string& family = {}) {
-  tg::track_params params = tg::presets::track(static_cast<int>(envs));
+  const bool gates = family == "gate_course";
+  tg::track_params params = gates ? tg::presets::gate_course(static_cast<int>(envs)) : tg::presets::track(static_cast<int>(envs));
   params.num_samples = n;
   params.seed = o.seed;
-  if (!family.empty()) set_generator(params, family);
+  if (!family.empty() && !gates) set_generator(params, family);
+  const float spacing = gates ? tg::presets::gate_course_spacing(params) : o.spacing;
   const ::cuda::stream_ref sref(stream);
   using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored,
                             tg::backend::default_backend, block_tuning<Threads>>;
-  tg::course<Pipeline, policy> course(params, o.spacing, sref);
+  tg::course<Pipeline, policy> course(params, spacing, sref);
   const auto call = [&](int) { course.regenerate(nullptr, true, sref); };
   row r;
   r.scenario = "generate";
@@ -416,12 +419,12 @@ int parse(int argc, char** argv, options& o) {
                  "extra generate_block rows: the fused generation kernel at these threads per block")
       ->delimiter(',')
       ->check(CLI::IsMember({64, 128, 256, 512}));
-  std::vector<std::string> families = {"mix"};
+  std::vector<std::string> families = {"mix", "gate_course"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
   app.add_option("--generators", o.generators,
                  "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
                  "generator families (polar: the family pipeline's cost on the default tracks); mix: equal weights on "
-                 "every family")
+                 "every family; gate_course: drone gate courses (presets::gate_course_pipeline)")
       ->delimiter(',')
       ->check(CLI::IsMember(families));
   if (const int status = track_gen_bench::parse(app, argc, argv); status >= 0) return status;
@@ -541,8 +544,10 @@ int main(int argc, char** argv) {
           for (const std::string& f : o.generators)
             attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n) + " generator=" + f, errors,
                     [&] {
-                      rows.push_back(run_generate<tg::default_tuning::generate_block_threads, tg::presets::family_pipeline>(
-                          e, n, o, stream, f));
+                      constexpr int threads = tg::default_tuning::generate_block_threads;
+                      rows.push_back(f == "gate_course"
+                                         ? run_generate<threads, tg::presets::gate_course_pipeline>(e, n, o, stream, f)
+                                         : run_generate<threads, tg::presets::family_pipeline>(e, n, o, stream, f));
                     });
         }
       }
