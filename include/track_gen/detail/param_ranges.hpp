@@ -92,6 +92,7 @@ enum class param : int {
   elevation_z_max,
   elevation_max_grade,
   elevation_harmonics,
+  sdf_resolution,
   count
 };
 
@@ -371,6 +372,9 @@ inline constexpr param_range param_ranges[] = {
    nullptr, "a rise over a run: 0 accepts only level tracks; 1e6 is no bound at any sample spacing"},
   {param::elevation_harmonics, "track_params.elevation.harmonics", "", true, 1, 16, bound::closed, bound::closed,
    nullptr, "one cosine at least; each knot sums H of them, and 16 bounds that work"},
+  {param::sdf_resolution, "sdf_field.resolution", "", true, 8, 512, bound::closed, bound::closed, nullptr,
+   "texels per side of an env's signed distance grid (sdf.hpp): 8 leaves 4 cells across the track inside the "
+   "2-cell margins; 512 (1 MiB per env) bounds the memory (E R^2 x 4 bytes) and a bake's work per env"},
 };
 // clang-format on
 
