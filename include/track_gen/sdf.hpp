@@ -241,22 +241,21 @@ TRACK_GEN_HD inline float sdf_distance(const track_ref& track, const sdf_bake_sh
     }
   }
   const int leaves_from = sh.leaves_from;
-  int stack[32];
+  int stack[16];  // depth-first: at most one pending sibling per level of the <= 11 levels
   int top = 0;
   stack[top++] = 1;
-  float bound = std::sqrt(best.d2);
+  float bound = std::sqrt(best.d2) * (1.0f + 1e-5f) + 1e-6f;
   while (top > 0) {
     const int id = stack[--top];
     const sdf_node c = sh.node[id];
     if (c.r < 0.0f) continue;
-    const float dx = px - c.x, dy = py - c.y;
-    const float lower = std::sqrt(dx * dx + dy * dy) - c.r;
-    if (lower > bound * (1.0f + 1e-5f) + 1e-6f) continue;  // no point of this subtree is nearer
+    const float dx = px - c.x, dy = py - c.y, reach = bound + c.r;
+    if (dx * dx + dy * dy > reach * reach) continue;  // no point of this subtree is nearer
     if (id >= leaves_from) {
       const int first = (id - leaves_from) * sdf_leaf_segments;
       const int last = sdf_min_i(first + sdf_leaf_segments, n);
       for (int k = first; k < last; ++k) sdf_scan(track, px, py, k, best);
-      bound = std::sqrt(best.d2);
+      bound = std::sqrt(best.d2) * (1.0f + 1e-5f) + 1e-6f;  // a little wide: float rounding never prunes the nearest
       continue;
     }
     // The nearer child on top of the stack: its leaves tighten the bound before the other's test.
