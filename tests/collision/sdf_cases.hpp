@@ -12,6 +12,7 @@
 /// - masked and listed bakes: after a masked regeneration, a masked bake makes the regenerated
 ///   envs bit-identical to a full bake of the new tracks and leaves every other env's header and
 ///   texels bit-identical to before; a list bake the same;
+/// - course::attach_sdf: baked at attach, then a masked regenerate re-bakes exactly its envs;
 /// - bad parameters throw std::invalid_argument naming the parameter and its range; invalid boxes
 ///   give the invalid bit; sdf_ref is trivially copyable.
 /// Templated over the backend policy; applied in sdf_test.cpp (host) and .cu (CUDA).
@@ -323,6 +324,38 @@ TEST_CASE_TEMPLATE_DEFINE("sdf bake of a mask or a list of envs: the others' bit
       CHECK(std::all_of(got.texels.begin() + e * per, got.texels.begin() + (e + 1) * per, [](float v) { return v == 0.0f; }));
     }
   }
+}
+
+TEST_CASE_TEMPLATE_DEFINE("course::attach_sdf: baked at once, then only the regenerated envs at each regenerate",
+                          Policy, sdf_course) {
+  const int num_envs = 5, resolution = 24;
+  rig<Policy> r(generated_params(num_envs, 23), 0.6f);
+  const tg::track_batch_ref batch = r.course().view().batch();
+  tg::sdf_field<Policy> attached(num_envs, resolution, r.stream().get());
+  r.course().attach_sdf(&attached, r.stream().get());
+  CHECK(r.course().sdf().texels(0) == attached.view().texels(0));
+  tg::sdf_field<Policy> reference(num_envs, resolution, r.stream().get());
+  reference.bake(batch, r.stream().get());
+  const field_copy first = download(attached, r);
+  CHECK(first.texels == download(reference, r).texels);  // every env baked at attach
+  const std::vector<std::int32_t> mask = {1, 0, 0, 1, 0};
+  r.regenerate(mask, true);
+  reference.bake(batch, r.stream().get());
+  const field_copy after = download(attached, r), expected = download(reference, r);
+  const std::size_t per = static_cast<std::size_t>(resolution) * resolution;
+  for (int e = 0; e < num_envs; ++e) {
+    INFO("env " << e);
+    const bool same_as_expected = std::equal(after.texels.begin() + e * per, after.texels.begin() + (e + 1) * per,
+                                             expected.texels.begin() + e * per);
+    const bool same_as_first = std::equal(after.texels.begin() + e * per, after.texels.begin() + (e + 1) * per,
+                                          first.texels.begin() + e * per);
+    CHECK(same_as_expected);  // re-baked envs follow their new track; the others never changed
+    CHECK(same_as_first == (mask[static_cast<std::size_t>(e)] == 0));
+  }
+  tg::sdf_field<Policy> wrong(num_envs + 1, resolution, r.stream().get());
+  CHECK_THROWS_WITH_AS(r.course().attach_sdf(&wrong, r.stream().get()), doctest::Contains("num_envs = 6"), std::invalid_argument);
+  r.course().attach_sdf(static_cast<const tg::sdf_field<Policy>*>(nullptr), r.stream().get());
+  CHECK(r.course().sdf().texels(0) == nullptr);
 }
 
 TEST_CASE_TEMPLATE_DEFINE("sdf bad parameters name themselves; invalid boxes set the invalid bit", Policy, sdf_invalid) {
