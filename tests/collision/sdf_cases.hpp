@@ -12,7 +12,8 @@
 /// - masked and listed bakes: after a masked regeneration, a masked bake makes the regenerated
 ///   envs bit-identical to a full bake of the new tracks and leaves every other env's header and
 ///   texels bit-identical to before; a list bake the same;
-/// - course::attach_sdf: baked at attach, then a masked regenerate re-bakes exactly its envs;
+/// - course::attach_sdf: baked at attach, then a masked regenerate re-bakes exactly its envs
+///   (CUDA: also recorded into a graph and replayed);
 /// - bad parameters throw std::invalid_argument naming the parameter and its range; invalid boxes
 ///   give the invalid bit; sdf_ref is trivially copyable.
 /// Templated over the backend policy; applied in sdf_test.cpp (host) and .cu (CUDA).
@@ -352,6 +353,29 @@ TEST_CASE_TEMPLATE_DEFINE("course::attach_sdf: baked at once, then only the rege
     CHECK(same_as_expected);  // re-baked envs follow their new track; the others never changed
     CHECK(same_as_first == (mask[static_cast<std::size_t>(e)] == 0));
   }
+#if defined(__CUDACC__)
+  if constexpr (!std::is_same_v<typename Policy::backend_type, tg::backend::host>) {
+    // Recorded into a CUDA graph (regenerate + its bake): a replay regenerates and re-bakes the
+    // same envs as the eager calls, bit for bit.
+    const std::vector<std::int32_t> again = {0, 1, 0, 0, 1};
+    typename rig<Policy>::template buffer<std::int32_t> again_buffer(again.size());
+    again_buffer.upload(again, r.stream());
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    check_cuda(cudaStreamBeginCapture(r.stream().raw(), cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    r.course().regenerate(again_buffer.data(), true, r.stream().get());
+    check_cuda(cudaStreamEndCapture(r.stream().raw(), &graph), "cudaStreamEndCapture");
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    check_cuda(cudaGraphLaunch(exec, r.stream().raw()), "cudaGraphLaunch");
+    r.stream().synchronize();
+    reference.bake(batch, r.stream().get());
+    const field_copy replayed = download(attached, r);
+    CHECK(replayed.texels == download(reference, r).texels);
+    CHECK_FALSE(replayed.texels == after.texels);  // envs 1 and 4 changed
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+  }
+#endif
   tg::sdf_field<Policy> wrong(num_envs + 1, resolution, r.stream().get());
   CHECK_THROWS_WITH_AS(r.course().attach_sdf(&wrong, r.stream().get()), doctest::Contains("num_envs = 6"), std::invalid_argument);
   r.course().attach_sdf(static_cast<const tg::sdf_field<Policy>*>(nullptr), r.stream().get());
