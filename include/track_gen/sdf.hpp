@@ -233,7 +233,8 @@ TRACK_GEN_HD inline float sdf_distance(const track_ref& track, const sdf_bake_sh
     for (int dir = -1; dir <= 1; dir += 2) {
       int k = warm;
       for (int step = 0; step < 16; ++step) {
-        k = wrap(k + dir, n);
+        k += dir;  // wrapped without an integer division
+        k = k < 0 ? k + n : (k >= n ? k - n : k);
         const float before = best.d2;
         sdf_scan(track, px, py, k, best);
         if (!(best.d2 < before)) break;
