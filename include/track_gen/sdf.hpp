@@ -8,7 +8,8 @@
 ///
 /// The grid of env e: R x R texels (R = resolution, in [8, 512], param_ranges.hpp), square cells
 /// of side `cell` covering the bounding box (xy) of the env's two border polylines plus two cells
-/// of margin on every side (beyond it, `sample` extrapolates): cell = max(width, height) / (R - 4), the grid centred on the box.
+/// of margin on every side (beyond it `sample` extrapolates): cell = max(width, height) / (R - 4),
+/// the grid centred on the box.
 /// Texel (i, j) (column i along +x, row j along +y) holds d at its centre
 /// (x0 + (i + 0.5) cell, y0 + (j + 0.5) cell), stored at e R^2 + j R + i. A centre's d is what
 /// collision.hpp's exact backend computes for a point at the road's height there: its foot is the
@@ -17,8 +18,10 @@
 /// d = min(half_width_left - n, n + half_width_right) at the foot.
 ///
 /// Accuracy: d is 1-Lipschitz across the band (more where the half-width varies along the track,
-/// by the factor sqrt(1 + (d half_width / ds)^2), collision.hpp), so the bilinear sample differs
-/// from the exact d by at most one cell diagonal (sqrt 2 cell) and is exact at texel centres; a
+/// by the factor sqrt(1 + (d half_width / ds)^2), collision.hpp; it can jump where the foot jumps
+/// between two parts of the track and their half-widths differ), so inside the texel centres'
+/// square the bilinear sample differs from the exact d by at most one cell diagonal (sqrt 2
+/// cell) and is exact at texel centres; a
 /// box's clearance (the least of its corners' samples) is within a cell diagonal of the exact
 /// backend's, and the out-of-bounds flags differ only for boxes whose exact clearance is within
 /// that band of zero (tests/collision/sdf_test: >= 99.5 % agreement on random boxes over the
