@@ -13,7 +13,11 @@
 ///   of a --copy-mib buffer, and a copy kernel (one 16-byte load and store per thread), in GB/s
 ///   counting the bytes read plus the bytes written;
 /// - `long`: presets::long_track (2048 samples, the grid-scope stage dense_repulsive) for E = 64
-///   and 1024: regenerating every env with the grid stage and without it (max_windows = 0).
+///   and 1024: regenerating every env with the grid stage and without it (max_windows = 0);
+/// - `sdf`: the SDF collision backend (sdf.hpp) for every E of --step-envs and R of
+///   --sdf-resolutions: `sdf_bake` (every env), `sdf_bake_masked` (one env in 16, as after a
+///   masked regeneration; us_per_baked_env counts only those) and `sdf_query` (collide_box of one
+///   box per env).
 ///
 /// Method: CUDA events around each call on a dedicated non-blocking stream, --warmup untimed
 /// calls, then the median, p10, p90 (linear interpolation between ranks), minimum and maximum of
@@ -83,6 +87,28 @@ __global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__
   if (i < n) dst[i] = src[i];
 }
 
+/// One box per env at its track's first sample, for the sdf_query rows (sdf.hpp).
+__global__ void sdf_boxes_kernel(const tg::course_ref view, tg::box* boxes) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= view.num_envs()) return;
+  const tg::track_ref t = view.track(e);
+  const float3 tangent = t.tangent(0);
+  // The yaw of the tangent as a quaternion about +z: (0, 0, sin(yaw / 2), cos(yaw / 2)) is
+  // proportional to (0, 0, ty, 1 + tx) for a unit horizontal tangent; facing -x, (0, 0, 1, 0).
+  const float norm = sqrtf(tangent.y * tangent.y + (1.0f + tangent.x) * (1.0f + tangent.x));
+  const float4 q = norm > 1e-3f ? float4{0.0f, 0.0f, tangent.y / norm, (1.0f + tangent.x) / norm} : float4{0.0f, 0.0f, 1.0f, 0.0f};
+  boxes[e] = tg::box{t.position(0), q, float2{1.0f, 0.5f}};
+}
+
+/// Thread e: the field's contact of box e, its flags and clearance written out.
+__global__ void sdf_query_kernel(const tg::sdf_ref field, const tg::box* boxes, std::uint32_t* flags, float* clearance) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= field.num_envs()) return;
+  const tg::box_contact c = field.collide_box(e, boxes[e]);
+  flags[e] = c.flags;
+  clearance[e] = c.clearance;
+}
+
 /// Bytes that one env's step must read and write on the usual path (the agent is still on the
 /// segment of its last projection, no gate or lap event), each byte counted once
 /// (course_ref::step and track_ref::project):
@@ -122,7 +148,8 @@ struct options : track_gen_bench::common_options {
   int warmup = 3;
   double row_cap_s = 0;  // 0: no cap
   long copy_mib = 2048;
-  bool generate = true, step = true, long_rows = true, copy = true;
+  bool generate = true, step = true, long_rows = true, copy = true, sdf = true;
+  std::vector<int> sdf_resolutions = {32, 64, 128};  // sdf rows: texels per side R
   std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
   std::vector<std::string> generators;  // extra generate_family rows: these families ("mix": equal weights)
 };
@@ -382,6 +409,69 @@ std::vector<row> run_long(int envs, const options& o, cudaStream_t stream) {
   return rows;
 }
 
+/// sdf.hpp at resolution R: sdf_bake (every env baked, one launch), sdf_bake_masked (the envs of
+/// a mask with one env in 16 set, as after a masked regeneration: the rate counts only those)
+/// and sdf_query (collide_box of one box per env, one thread each). Skipped where the field would
+/// exceed 16 GiB.
+std::vector<row> run_sdf(long envs, int resolution, const options& o, cudaStream_t stream) {
+  std::vector<row> rows;
+  const int e = static_cast<int>(envs);
+  if (tg::sdf_field<>::required_bytes(e, resolution) > (std::size_t{16} << 30)) return rows;
+  const ::cuda::stream_ref sref(stream);
+  tg::track_params params = tg::presets::track(e);
+  params.seed = o.seed;
+  tg::course<tg::presets::track_pipeline> course(params, o.spacing, sref);
+  tg::sdf_field<> field(e, resolution, sref);
+  const tg::track_batch_ref batch = course.view().batch();
+  std::vector<std::int32_t> mask_host(static_cast<std::size_t>(envs), 0);
+  for (std::size_t i = 0; i < mask_host.size(); i += 16) mask_host[i] = 1;
+  const long masked = static_cast<long>((mask_host.size() + 15) / 16);
+  device_buffer<std::int32_t> mask(static_cast<std::size_t>(envs));
+  BENCH_CUDA(cudaMemcpy(mask.get(), mask_host.data(), mask_host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+  for (const bool subset : {false, true}) {
+    const auto call = [&](int) {
+      if (subset) {
+        field.bake(batch, mask.get(), sref);
+      } else {
+        field.bake(batch, sref);
+      }
+    };
+    row r;
+    r.scenario = subset ? "sdf_bake_masked" : "sdf_bake";
+    r.envs = envs;
+    r.samples = params.num_samples;
+    r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+    r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+    const long baked = subset ? masked : envs;
+    r.rate = baked / (r.ms.median * 1e-3);
+    r.extra = {{"resolution", resolution},
+               {"baked_envs", baked},
+               {"us_per_baked_env", number(r.ms.median * 1e3 / static_cast<double>(baked), "%.4f")},
+               {"field_bytes", tg::sdf_field<>::required_bytes(e, resolution)}};
+    rows.push_back(r);
+  }
+  device_buffer<tg::box> boxes(static_cast<std::size_t>(envs));
+  device_buffer<std::uint32_t> flags(static_cast<std::size_t>(envs));
+  device_buffer<float> clearance(static_cast<std::size_t>(envs));
+  const unsigned blocks = static_cast<unsigned>((envs + 127) / 128);
+  sdf_boxes_kernel<<<blocks, 128, 0, stream>>>(course.view(), boxes.get());
+  BENCH_CUDA(cudaGetLastError());
+  const auto query = [&](int) {
+    sdf_query_kernel<<<blocks, 128, 0, stream>>>(field.view(), boxes.get(), flags.get(), clearance.get());
+    BENCH_CUDA(cudaGetLastError());
+  };
+  row q;
+  q.scenario = "sdf_query";
+  q.envs = envs;
+  q.samples = params.num_samples;
+  q.repeats = row_repeats(warm_up(o.warmup, stream, query), o);
+  q.ms = summarise(time_calls(q.repeats, stream, nullptr, query));
+  q.rate = envs / (q.ms.median * 1e-3);
+  q.extra = {{"resolution", resolution}, {"boxes_per_env", 1}};
+  rows.push_back(q);
+  return rows;
+}
+
 /// The options of the command line in `o`: -1 to go on, else the exit status.
 int parse(int argc, char** argv, options& o) {
   using namespace track_gen_bench;
@@ -405,10 +495,13 @@ int parse(int argc, char** argv, options& o) {
                  "seconds a row may take at the warm-up's pace: fewer repeats (never below 20); 0: no cap [s]")
       ->check(at_least(0.0));
   app.add_option("--copy-mib", o.copy_mib, "buffer of the copy rows [MiB]")->check(at_least(1L));
+  app.add_option("--sdf-resolutions", o.sdf_resolutions, "texels per side R of the sdf rows (sdf.hpp)")
+      ->delimiter(',')
+      ->check(in_range(8, 512));
   std::vector<std::string> only;
   app.add_option("--only", only, "only these scenarios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"generate", "step", "copy", "long"}))
+      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf"}))
       ->default_str("all of them");
   bool no_long = false, quick = false;
   app.add_flag("--no-long", no_long, "no long_track rows");
@@ -441,6 +534,7 @@ int parse(int argc, char** argv, options& o) {
     o.step = has("step");
     o.copy = has("copy");
     o.long_rows = has("long");
+    o.sdf = has("sdf");
   }
   if (no_long) o.long_rows = false;
   if (o.step_envs.empty()) o.step_envs = o.envs;
@@ -462,7 +556,11 @@ void print_tables(const std::vector<row>& rows) {
   std::printf("| scenario | E | N | repeats | median ms | p10 ms | p90 ms | min ms | max ms | rate |\n");
   std::printf("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
-    const char* unit = r.scenario.rfind("step", 0) == 0 ? "env-steps/s" : (r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)" : "tracks/s");
+    const char* unit = r.scenario.rfind("step", 0) == 0   ? "env-steps/s"
+                       : r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)"
+                       : r.scenario == "sdf_query"        ? "boxes/s"
+                       : r.scenario.rfind("sdf", 0) == 0  ? "envs baked/s"
+                                                          : "tracks/s";
     const std::string name = r.block_threads > 0 ? r.scenario + " (" + std::to_string(r.block_threads) + " threads)" : r.scenario;
     std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", name.c_str(), r.envs,
                 r.samples, r.repeats, r.ms.median, r.ms.p10, r.ms.p90, r.ms.min, r.ms.max, r.rate, unit);
@@ -558,6 +656,14 @@ int main(int argc, char** argv) {
         attempt("step E=" + std::to_string(e), errors, [&] { rows.push_back(run_step(e, o, stream, false)); });
         attempt("step_after_reset E=" + std::to_string(e), errors,
                 [&] { rows.push_back(run_step(e, o, stream, true)); });
+      }
+    }
+    if (o.sdf) {
+      for (long e : o.step_envs) {
+        if (e > o.max_envs) continue;
+        for (int res : o.sdf_resolutions)
+          attempt("sdf E=" + std::to_string(e) + " R=" + std::to_string(res), errors,
+                  [&] { for (const row& r : run_sdf(e, res, o, stream)) rows.push_back(r); });
       }
     }
     if (o.long_rows) {

@@ -14,6 +14,7 @@
 #include <track_gen/policy.hpp>
 #include <track_gen/presets.hpp>
 #include <track_gen/progress_tracker.hpp>
+#include <track_gen/sdf.hpp>
 #include <track_gen/snapshot.hpp>
 #include <track_gen/track_batch.hpp>
 #include <track_gen/user_tracks.hpp>
@@ -21,6 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace track_gen {
@@ -130,7 +133,37 @@ class course {
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda, or its element
   ///         size is not 1 or 4 bytes.
   /// @throws capture_error `stream`'s capture was invalidated.
-  void regenerate(env_mask mask, bool advance, stream_type stream) { generator_.generate(mask, advance, stream); }
+  ///
+  /// With an SDF attached (attach_sdf), the same call then bakes the field of those envs (one more
+  /// kernel on `stream`, in the same capture when recording; not under the IF node).
+  void regenerate(env_mask mask, bool advance, stream_type stream) {
+    generator_.generate(mask, advance, stream);
+    if (sdf_owner_ != nullptr) detail::sdf_baker<backend_type>::run(batch_.view(), sdf_, sdf_selection_of(mask), stream);
+  }
+
+  /// Attaches an SDF collision field (sdf.hpp) of num_envs() envs and the same backend: it is
+  /// baked now for every env (asynchronous on `stream`), then every regenerate re-bakes only the
+  /// envs it regenerates. The course keeps the field's memory alive; a graph that recorded a
+  /// regenerate reads it while the course lives (the field is not anchored to captures: keep the
+  /// course, or the field's owner(), alive while such graphs replay). `field` null detaches.
+  /// @throws std::invalid_argument the field's num_envs differs. @throws capture_error capturing.
+  template <class FieldPolicy>
+  void attach_sdf(const sdf_field<FieldPolicy>* field, stream_type stream) {
+    static_assert(std::is_same_v<typename FieldPolicy::backend_type, backend_type>, "the field's backend must be the course's");
+    if (field == nullptr) {
+      sdf_owner_ = nullptr;
+      return;
+    }
+    if (field->num_envs() != num_envs())
+      throw std::invalid_argument("track_gen: course::attach_sdf: the field's num_envs = " + std::to_string(field->num_envs()) +
+                                  ", expected the course's " + std::to_string(num_envs()));
+    detail::backend_ops<backend_type>::type::require_not_capturing(stream, "course::attach_sdf");
+    sdf_ = field->view();
+    sdf_owner_ = field->owner();
+    detail::sdf_baker<backend_type>::run(batch_.view(), sdf_, sdf_selection_of(env_mask{}), stream);
+  }
+  /// The attached field's view (a default sdf_ref when none is attached).
+  sdf_ref sdf() const { return sdf_owner_ != nullptr ? sdf_ : sdf_ref{}; }
 
   /// How this course records into captures: the Policy's choices at construction, changed with
   /// set_recording.
@@ -199,10 +232,18 @@ class course {
       : course(plan(params, checkpoint_spacing, tracks, variants, borrowed, stream), stream) {}
   course(parts p, stream_type stream);
 
+  static detail::sdf_selection sdf_selection_of(env_mask mask) {
+    detail::sdf_selection sel;
+    sel.mask = mask;
+    return sel;
+  }
+
   std::shared_ptr<unsigned char> storage_;  ///< the one allocation (batch, progress, generator)
   batch_type batch_;
   tracker_type tracker_;
   generator_type generator_;
+  sdf_ref sdf_;                           ///< the attached SDF's view (attach_sdf)
+  std::shared_ptr<const void> sdf_owner_;  ///< its memory; null: none attached
 };
 
 /// What a course of random tracks with `params` and gates every `checkpoint_spacing` costs,

@@ -22,6 +22,7 @@
 #include <track_gen/props.hpp>
 #include <track_gen/queries.hpp>
 #include <track_gen/random.hpp>
+#include <track_gen/sdf.hpp>
 #include <track_gen/shape_metrics.hpp>
 #include <track_gen/shard.hpp>
 #include <track_gen/speed_profile.hpp>

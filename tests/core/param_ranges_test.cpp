@@ -212,7 +212,7 @@ std::map<param, setter> setters() {
 /// (tests/core/capacity_test.cpp), step positions (tests/progress/invalid_input_cases.hpp).
 std::set<param> capacity_rows() {
   return {param::gates_per_track, param::user_track_points, param::scratch_bytes_per_track, param::course_bytes,
-          param::position};
+          param::position, param::sdf_resolution};
 }
 
 /// The current value of the field a `min_from` names (the dynamic lower bound).

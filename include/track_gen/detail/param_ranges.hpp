@@ -98,6 +98,7 @@ enum class param : int {
   gates_min_spacing,
   gates_spacing_iterations,
   gates_align,
+  sdf_resolution,
   count
 };
 
@@ -389,6 +390,9 @@ inline constexpr param_range param_ranges[] = {
    bound::closed, nullptr, "0 turns the solve off; each round is O(G^2), and 256 bounds that work"},
   {param::gates_align, "track_params.gates.align", "", true, 0, 1, bound::closed, bound::closed, nullptr,
    "a track_gen::gate_align: yaw_only 0, full_tangent 1"},
+  {param::sdf_resolution, "sdf_field.resolution", "", true, 8, 512, bound::closed, bound::closed, nullptr,
+   "texels per side of an env's signed distance grid (sdf.hpp): 8 leaves 4 cells across the track inside the "
+   "2-cell margins; 512 (1 MiB per env) bounds the memory (E R^2 x 4 bytes) and a bake's work per env"},
 };
 // clang-format on
 

@@ -1,0 +1,50 @@
+#pragma once
+/// @file
+/// The SDF bake kernel (sdf.hpp): one block per selected env runs bake_sdf_env with the CUDA
+/// block context, its tree of bounding circles in shared memory. Included by sdf.hpp in
+/// translation units compiled by nvcc.
+
+#include <track_gen/detail/cuda/block_context.cuh>
+#include <track_gen/detail/cuda/error.hpp>
+#include <track_gen/policy.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace track_gen::detail {
+
+/// Block b bakes the env sel.env(b) (none: it returns before any barrier, so the whole block
+/// leaves). The views are copied to locals first, as query_kernel does (a member call on a kernel
+/// argument misread parameter space inside a WHILE body, progress/kernels.cuh).
+template <int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads) sdf_bake_kernel(const track_batch_ref tracks, const sdf_ref field,
+                                                                 const sdf_selection sel) {
+  using context = cuda_block_context<BlockThreads>;
+  __shared__ typename context::TempStorage temp;
+  __shared__ sdf_bake_shared sh;
+  const track_batch_ref local_tracks = tracks;
+  const sdf_ref local_field = field;
+  const int e = sel.env(static_cast<int>(blockIdx.x), local_field.num_envs());
+  if (e < 0) return;
+  const context ctx(temp);
+  bake_sdf_env(ctx, sh, local_tracks.track(e), local_field, e);
+}
+
+/// The CUDA backend of the bake: one launch of sdf_bake_kernel on `stream` (recorded into its
+/// capture when it is capturing), sel.blocks(E) blocks.
+template <>
+struct sdf_baker<backend::cuda> {
+  /// Loads the kernel now (CUDA's lazy loading would otherwise load it at its first launch,
+  /// possibly inside a capture).
+  static void prepare() {
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, sdf_bake_kernel<sdf_bake_threads>), "loading the SDF bake kernel");
+  }
+  static void run(const track_batch_ref& tracks, const sdf_ref& field, const sdf_selection& sel, ::cuda::stream_ref stream) {
+    const int blocks = sel.blocks(field.num_envs());
+    if (blocks <= 0) return;
+    sdf_bake_kernel<sdf_bake_threads><<<static_cast<unsigned>(blocks), sdf_bake_threads, 0, stream.get()>>>(tracks, field, sel);
+    throw_on_cuda_error(cudaGetLastError(), "launching the SDF bake kernel");
+  }
+};
+
+}  // namespace track_gen::detail
