@@ -6,6 +6,7 @@
 /// progress_tracker.hpp).
 
 #include <track_gen/course_ref.hpp>
+#include <track_gen/detail/course_contacts.hpp>
 #include <track_gen/detail/ops.hpp>
 #include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
@@ -114,13 +115,47 @@ class course {
   /// Binds the agents' positions: `float3 [E]` [m, env-local frame], owned by the caller,
   /// read by every `step`. Device (or managed) memory for `backend::cuda`.
   /// @throws std::invalid_argument `positions` is null, or a host pointer with backend::cuda.
-  void bind(const float3* positions) { tracker_.bind(positions); }
+  void bind(const float3* positions) {
+    tracker_.bind(positions);
+    positions_ = positions;
+    orientations_ = nullptr;
+    half_extents_ = nullptr;
+  }
+
+  /// Binds the agents' positions and their boxes (collision.hpp `box`: one per env), so that
+  /// every `step` also computes each env's box contact with its road band (collide_box, exact
+  /// backend) into the course's contact arrays (view().contacts(), copy_contacts()). The box of
+  /// env e: centre `positions[e]`, orientation `orientations[e]`, half extents
+  /// `half_extents[e]`. All three are owned by the caller and read by every step (update them
+  /// in place). Device (or managed) memory for `backend::cuda`.
+  /// @param positions    float3 [E] [m, env-local frame], required.
+  /// @param orientations float4 [E]: unit quaternions body to track frame in (x, y, z, w) order
+  ///                     (Isaac Lab's root_quat_w is (w, x, y, z): reorder it); only the yaw
+  ///                     counts. nullptr with `half_extents` nullptr: positions only, as
+  ///                     bind(positions) (no contacts).
+  /// @param half_extents float2 [E] [m]: forward (+x) and left (+y) half extents.
+  /// @param stream       the stream the check below copies on (CUDA).
+  /// Checks the boxes' current contents once, here (fill them before binding): every
+  /// orientation finite with a norm within 1e-3 of 1, every half extent finite in (0, 1e7] m
+  /// (check_box). With `backend::cuda` that copies them to the host and synchronises `stream`:
+  /// bind before capturing. Later values are not checked on the host: a step whose box fails
+  /// is_valid_box (or whose position is invalid) writes contact_flags::invalid and NaN for that
+  /// env only (collide_box).
+  /// @throws std::invalid_argument a null position, only one of orientations / half_extents
+  ///         given, a host pointer with backend::cuda, or a bad box (the message names the env
+  ///         and the component: "bind: env 3: half_extents.x = 0 ...").
+  /// @throws capture_error `stream` is capturing (backend::cuda, boxes given).
+  void bind(const float3* positions, const float4* orientations, const float2* half_extents, stream_type stream = {});
 
   /// Advances every env's progress to its bound position (DESIGN §4). Asynchronous; allocates
   /// and synchronises nothing; recorded into the capture when `stream` is capturing.
   /// @throws std::logic_error no positions are bound, or the course was moved from.
   /// @throws capture_error `stream`'s capture was invalidated.
-  void step(stream_type stream) { tracker_.step(stream); }
+  /// With boxes bound (bind(positions, orientations, half_extents)), one more launch after the
+  /// progress step on the same stream (recorded into the same capture) writes every env's box
+  /// contact: collide_box warm-started from the step's projection (the box centre is the
+  /// position), into view().contacts() / copy_contacts().
+  void step(stream_type stream);
 
   /// Rebuilds the tracks of the envs with `mask[e] != 0` and resets their progress (in the same
   /// kernel); `advance` moves them to their next episode (a new track), otherwise the same
@@ -178,7 +213,7 @@ class course {
 
   /// Trivially copyable view for kernels (and host code with `backend::host`).
   /// @throws std::logic_error the course was moved from.
-  course_ref view() const { return course_ref(tracker_.view()); }
+  course_ref view() const { return course_ref(tracker_.view(), contacts_); }
 
   /// The shared owner of the course's memory (ownership::anchored; null otherwise), for
   /// `track_gen::retain(graph, course.owner())` or to keep the memory beyond the course.
@@ -222,6 +257,14 @@ class course {
   /// @throws capture_error `stream` is capturing.
   progress_snapshot copy_progress(stream_type stream) const { return tracker_.copy(stream, recording().capture_mode); }
 
+  /// Copies every env's box contact to the host ([E] each; zeros before the first step with
+  /// boxes bound). Synchronises `stream`; not for the step path.
+  /// @throws capture_error `stream` is capturing. @throws std::logic_error the course was moved from.
+  contact_snapshot copy_contacts(stream_type stream) const;
+
+  /// Whether boxes are bound (bind with orientations and half extents): step writes contacts.
+  bool has_boxes() const { return orientations_ != nullptr; }
+
  private:
   /// The checked inputs and the one allocation, before the parts are built over it.
   struct parts;
@@ -244,6 +287,10 @@ class course {
   generator_type generator_;
   sdf_ref sdf_;                           ///< the attached SDF's view (attach_sdf)
   std::shared_ptr<const void> sdf_owner_;  ///< its memory; null: none attached
+  contact_arrays contacts_;  ///< in storage_, after the generator's range
+  const float3* positions_ = nullptr;
+  const float4* orientations_ = nullptr;
+  const float2* half_extents_ = nullptr;
 };
 
 /// What a course of random tracks with `params` and gates every `checkpoint_spacing` costs,

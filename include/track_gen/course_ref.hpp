@@ -8,7 +8,28 @@
 #include <track_gen/track_batch.hpp>
 #include <track_gen/track_ref.hpp>
 
+#include <cstddef>
+
 namespace track_gen {
+
+/// Pointers to the box contacts a course's step writes when boxes are bound ([E] each;
+/// detail/fields.hpp, TRACK_GEN_CONTACT_FIELDS, lists the fields). Null in a view that has none.
+struct contact_arrays {
+#define TRACK_GEN_POINTER(name, type, ext, doc) type* name = nullptr;
+  TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_POINTER)
+#undef TRACK_GEN_POINTER
+
+  /// The arrays of one allocation at `base` laid out by `layout`.
+  template <class Layout>
+  static contact_arrays at(unsigned char* base, const Layout& layout) {
+    contact_arrays a;
+    std::size_t i = 0;
+#define TRACK_GEN_AT(name, type, ext, doc) a.name = reinterpret_cast<type*>(base + layout.offset[i++]);
+    TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_AT)
+#undef TRACK_GEN_AT
+    return a;
+  }
+};
 
 /// Trivially copyable view of a course: tracks, gates and progress of every env. Its members
 /// are `__host__ __device__` (`step_warp`: `__device__`); every pointer is in the course's
@@ -18,7 +39,8 @@ class course_ref {
   using pending_step = progress_tracker_ref::pending_step;
 
   course_ref() = default;
-  explicit course_ref(const progress_tracker_ref& progress) : progress_(progress) {}
+  explicit course_ref(const progress_tracker_ref& progress, const contact_arrays& contacts = {})
+      : progress_(progress), contacts_(contacts) {}
 
   TRACK_GEN_HD int num_envs() const { return progress_.tracks().num_envs(); }
   TRACK_GEN_HD int num_samples() const { return progress_.tracks().num_samples(); }
@@ -29,6 +51,9 @@ class course_ref {
   /// The progress tracker's view, and every progress array.
   TRACK_GEN_HD const progress_tracker_ref& tracker() const { return progress_; }
   TRACK_GEN_HD const progress_arrays& progress_data() const { return progress_.arrays(); }
+  /// The box contacts written by course::step when boxes are bound (course::bind): [E] each,
+  /// zero until the first such step.
+  TRACK_GEN_HD const contact_arrays& contacts() const { return contacts_; }
 
   /// The track of env e in [0, num_envs()).
   TRACK_GEN_HD track_ref track(int e) const { return progress_.track(e); }
@@ -55,6 +80,7 @@ class course_ref {
 
  private:
   progress_tracker_ref progress_;
+  contact_arrays contacts_;
 };
 
 }  // namespace track_gen

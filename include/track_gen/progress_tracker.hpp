@@ -64,6 +64,15 @@ TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int nu
   pa.hint[e] = 0;
   pa.last_position[e] = f3(0.0f, 0.0f, 0.0f);
   pa.flags[e] = 0u;
+  pa.checkpoint_passed[e] = -1;
+  pa.wrong_checkpoint[e] = -1;
+}
+
+/// Gate index at or before arc length `x` [m] (any real) of a track of G gates spaced L / G
+/// (gate g at g L / G, fields.hpp), not wrapped: floor(x G / L). Float: the candidates around it
+/// absorb a rounding of one gate.
+TRACK_GEN_HD inline int gate_at_or_before(float x, float length, int num_gates) {
+  return static_cast<int>(std::floor(x * (static_cast<float>(num_gates) / length)));
 }
 
 /// What a generator does for an env whose track it has just rebuilt (before anything reads
@@ -175,14 +184,27 @@ class progress_tracker_ref {
     progress_.hint[e] = pose.hint;
     progress_.last_position[e] = pose.position;
     progress_.flags[e] = progress_flags::has_last;
+    progress_.checkpoint_passed[e] = -1;
+    progress_.wrong_checkpoint[e] = -1;
   }
 
   /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,
   /// lateral offset, off-track, gates passed in order (several per step allowed), laps,
-  /// wrong-way. A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
+  /// wrong-way, and this step's gate events (the seed system's, fields.hpp):
+  /// - `checkpoint_passed`: the gate passed in order by this step, the last of them when it
+  ///   passed several; -1 when none;
+  /// - `wrong_checkpoint`: a gate the segment from the last position to `p` crosses through
+  ///   its opening, in either direction, other than the next gate at the start of the step and
+  ///   the gates passed in order; the first met along the motion when several; -1 when none.
+  ///   Only the gates around the arc swept by the projection are tested (from the gate at or
+  ///   before the last projection's segment to the one after the new projection's segment, the
+  ///   shorter way round, at most G): O(1) for a step shorter than the gate spacing; a jump
+  ///   across the infield crossing gates far from both projections is not reported. Always -1
+  ///   on a one-gate track (its only gate is the next one) and on the first step after a reset.
+  /// A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
   /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
   /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's
-  /// other event bits are cleared).
+  /// other event bits are cleared, both gate events are -1).
   /// Not thread-safe for the same e.
   TRACK_GEN_HD void step(int e, float3 p) const {
     pending_step s;
@@ -228,6 +250,7 @@ class progress_tracker_ref {
     std::uint32_t flags = 0;  ///< the progress flags, this step's events cleared
     nearest_segment nearest;  ///< the local search's result, or the O(N) search's once done
     bool full_search = false; ///< the O(N) search is needed (`nearest` is then reset for it)
+    int hint = 0;             ///< the last projection's segment (progress_arrays::hint at the start)
   };
 
   /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
@@ -239,11 +262,14 @@ class progress_tracker_ref {
     s.flags = progress_.flags[e] & ~progress_flags::step_events;
     if (!is_position(p)) {
       progress_.flags[e] = s.flags | progress_flags::invalid_position;
+      progress_.checkpoint_passed[e] = -1;
+      progress_.wrong_checkpoint[e] = -1;
       tracks_.arrays().status[e] |= status::invalid_input;
       return false;
     }
     const bool has_last = (s.flags & progress_flags::has_last) != 0u;
-    s.full_search = track(e).project_local(p, progress_.hint[e], has_last ? window_ : 0, s.nearest);
+    s.hint = progress_.hint[e];
+    s.full_search = track(e).project_local(p, s.hint, has_last ? window_ : 0, s.nearest);
     return true;
   }
 
@@ -256,6 +282,7 @@ class progress_tracker_ref {
     const projection pr = tr.projection_at(p, s.nearest, s.full_search);
     if (pr.full_search && has_last) flags |= progress_flags::full_search;
     if (std::fabs(pr.lateral) > pr.half_width) flags |= progress_flags::off_track;
+    int passed_gate = -1, wrong_gate = -1;
     if (has_last) {
       const float3 a = progress_.last_position[e];
       const float3 d = p - a;
@@ -292,6 +319,8 @@ class progress_tracker_ref {
         next = next + 1 == num_gates ? 0 : next + 1;
         ++passed;
       }
+      if (passed > 0) passed_gate = next == 0 ? num_gates - 1 : next - 1;
+      if (num_gates > 1) wrong_gate = wrong_crossing(tr, s.hint, pr, a, p, progress_.next_gate[e], passed);
       progress_.next_gate[e] = next;
       if (passed > 0) progress_.gates_to_lap[e] = to_lap;
       progress_.gates_passed[e] += passed;
@@ -306,9 +335,45 @@ class progress_tracker_ref {
     progress_.hint[e] = pr.segment;
     progress_.last_position[e] = p;
     progress_.flags[e] = flags | progress_flags::has_last;
+    progress_.checkpoint_passed[e] = passed_gate;
+    progress_.wrong_checkpoint[e] = wrong_gate;
   }
 
  private:
+  /// step()'s wrong_checkpoint: the first gate, along the motion from `a` to `p`, that the
+  /// segment crosses either way, among the gates from the one at or before the last projection's
+  /// segment `from_segment` to the one after the new projection's (the shorter way round,
+  /// at most G), skipping `first_next` (the next gate at the start of the step) and the
+  /// `passed` gates after it that the step passed in order. -1 when none. G > 1.
+  TRACK_GEN_HD int wrong_crossing(const track_ref& tr, int from_segment, const projection& pr, float3 a, float3 p,
+                                  int first_next, int passed) const {
+    using namespace detail;
+    const int num_gates = tr.num_gates(), n = tr.num_samples();
+    const float length = tr.length(), ds = tr.sample_spacing();
+    // The projection's motion in segments, the shorter way round: [-N/2, N/2).
+    int moved = wrap(pr.segment - from_segment + n / 2, n) - n / 2;
+    const float start = static_cast<float>(from_segment) * ds;
+    int first, last;  // unwrapped gate indices, in the order of the motion
+    if (moved >= 0) {
+      first = gate_at_or_before(start, length, num_gates);
+      last = gate_at_or_before(start + static_cast<float>(moved + 1) * ds, length, num_gates) + 1;
+    } else {
+      first = gate_at_or_before(start + ds, length, num_gates) + 1;
+      last = gate_at_or_before(start + static_cast<float>(moved) * ds, length, num_gates);
+    }
+    const int step = last >= first ? 1 : -1;
+    int count = (last - first) * step + 1;
+    if (count > num_gates) count = num_gates;
+    const int skipped = passed > 0 ? passed : 1;
+    for (int i = 0, g = first; i < count; ++i, g += step) {
+      const int gate = wrap(g, num_gates);
+      if (wrap(gate - first_next, num_gates) < skipped) continue;
+      const track_gen::gate gt = tr.gate(gate);
+      if (crosses_gate(gt, a, p, gate_half_height_) || crosses_gate(gt, p, a, gate_half_height_)) return gate;
+    }
+    return -1;
+  }
+
   track_batch_ref tracks_;
   progress_arrays progress_;
   int window_ = 8;

@@ -27,6 +27,11 @@ struct track_snapshot {
 /// The progress state of every env, copied to host memory ([E] each).
 struct progress_snapshot {
   TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_VECTOR)
+};
+
+/// Every env's box contact (course::step with boxes bound), copied to host memory ([E] each).
+struct contact_snapshot {
+  TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_VECTOR)
 #undef TRACK_GEN_VECTOR
 };
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace track_gen {
 
@@ -17,7 +18,7 @@ template <class Pipeline, class Policy>
 struct course<Pipeline, Policy>::parts {
   detail::generator_inputs inputs;
   std::shared_ptr<unsigned char> storage;
-  std::size_t batch_bytes = 0, progress_bytes = 0, bytes = 0;
+  std::size_t batch_bytes = 0, progress_bytes = 0, contact_bytes = 0, bytes = 0;
 };
 
 template <class Pipeline, class Policy>
@@ -42,7 +43,8 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
                                             sizeof(detail::generate_args<detail::progress_reset_hook>));
   p.batch_bytes = batch_type::required_bytes(params.num_envs, params.num_samples, p.inputs.plan.max_gates);
   p.progress_bytes = tracker_type::required_bytes(params.num_envs);
-  p.bytes = p.batch_bytes + p.progress_bytes + p.inputs.plan.bytes;
+  p.contact_bytes = detail::plan_contacts(params.num_envs).bytes;
+  p.bytes = p.batch_bytes + p.progress_bytes + p.inputs.plan.bytes + p.contact_bytes;
   detail::check_course_bytes(p.bytes, params.num_envs, p.inputs.plan.max_gates);
   if constexpr (is_borrowed) {
     if (borrowed.data == nullptr) throw std::invalid_argument("track_gen: borrowed_storage.data is null");
@@ -70,7 +72,8 @@ std::size_t course<Pipeline, Policy>::required_bytes(const track_params& params,
                                      ops::select_temp_bytes(params.num_envs),
                                      sizeof(detail::generate_args<detail::progress_reset_hook>));
   const std::size_t bytes = batch_type::required_bytes(params.num_envs, params.num_samples, in.plan.max_gates) +
-                            tracker_type::required_bytes(params.num_envs) + in.plan.bytes;
+                            tracker_type::required_bytes(params.num_envs) + in.plan.bytes +
+                            detail::plan_contacts(params.num_envs).bytes;
   detail::check_course_bytes(bytes, params.num_envs, in.plan.max_gates);
   return bytes;
 }
@@ -85,7 +88,74 @@ course<Pipeline, Policy>::course(parts p, stream_type stream)
       generator_(std::move(p.inputs), batch_.view(), tracker_.reset_hook(),
                  std::shared_ptr<unsigned char>(storage_, storage_.get() + p.batch_bytes + p.progress_bytes), nullptr,
                  stream) {
+  using ops = typename detail::backend_ops<backend_type>::type;
+  unsigned char* contacts = storage_.get() + p.bytes - p.contact_bytes;
+  contacts_ = contact_arrays::at(contacts, detail::plan_contacts(p.inputs.params.num_envs));
+  ops::zero(contacts, p.contact_bytes, stream);
   generator_.generate(env_mask{}, false, stream);  // episode 0 of every env; resets its progress
+}
+
+template <class Pipeline, class Policy>
+void course<Pipeline, Policy>::bind(const float3* positions, const float4* orientations, const float2* half_extents,
+                                    stream_type stream) {
+  using ops = typename detail::backend_ops<backend_type>::type;
+  if ((orientations == nullptr) != (half_extents == nullptr))
+    throw std::invalid_argument(std::string("track_gen: bind: ") + (orientations == nullptr ? "orientations" : "half_extents") +
+                                " is null but " + (orientations == nullptr ? "half_extents" : "orientations") +
+                                " is not: give both (boxes) or neither (positions only)");
+  if (orientations == nullptr) {
+    bind(positions);
+    return;
+  }
+  if (positions == nullptr) throw std::invalid_argument("track_gen: bind: positions is null");
+  ops::require_device_pointer(positions, "bind: positions");
+  ops::require_device_pointer(orientations, "bind: orientations");
+  ops::require_device_pointer(half_extents, "bind: half_extents");
+  if (storage_ == nullptr) throw std::logic_error("track_gen: this course was moved from");
+  const std::size_t e = static_cast<std::size_t>(num_envs());
+  if constexpr (is_cuda) {
+    ops::require_not_capturing(stream, "bind with boxes (it copies them to the host to check them)");
+    std::vector<float4> q(e);
+    std::vector<float2> h(e);
+    ops::copy_to_host_async(q.data(), orientations, e * sizeof(float4), stream);
+    ops::copy_to_host_async(h.data(), half_extents, e * sizeof(float2), stream);
+    ops::synchronize(stream, recording().capture_mode);
+    detail::check_bound_boxes(q.data(), h.data(), num_envs());
+  } else {
+    (void)stream;
+    detail::check_bound_boxes(orientations, half_extents, num_envs());
+  }
+  tracker_.bind(positions);
+  positions_ = positions;
+  orientations_ = orientations;
+  half_extents_ = half_extents;
+}
+
+template <class Pipeline, class Policy>
+void course<Pipeline, Policy>::step(stream_type stream) {
+  tracker_.step(stream);  // checks that the course is alive and positions are bound
+  if (orientations_ == nullptr) return;
+  const progress_tracker_ref& progress = tracker_.view();
+  detail::run_query<backend_type>(num_envs(),
+                                  detail::course_contacts_op{progress.tracks(), progress.arrays().hint, positions_,
+                                                             orientations_, half_extents_, progress.window(), contacts_},
+                                  stream);
+}
+
+template <class Pipeline, class Policy>
+contact_snapshot course<Pipeline, Policy>::copy_contacts(stream_type stream) const {
+  using ops = typename detail::backend_ops<backend_type>::type;
+  if (storage_ == nullptr) throw std::logic_error("track_gen: this course was moved from");
+  ops::require_not_capturing(stream, "copy_contacts");
+  const std::size_t e = static_cast<std::size_t>(num_envs());
+  contact_snapshot s;
+#define TRACK_GEN_COPY(name, type, ext, doc) \
+  s.name.resize(e);                         \
+  ops::copy_to_host_async(s.name.data(), contacts_.name, e * sizeof(type), stream);
+  TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_COPY)
+#undef TRACK_GEN_COPY
+  ops::synchronize(stream, recording().capture_mode);
+  return s;
 }
 
 }  // namespace track_gen

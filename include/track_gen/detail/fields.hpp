@@ -44,7 +44,18 @@
   X(lateral, float, env, "signed lateral offset of the last projection, positive left [m]")                           \
   X(hint, int, env, "segment of the last projection (where the next local search starts)")                           \
   X(last_position, float3, env, "last finite position [m]")                                                           \
-  X(flags, std::uint32_t, env, "progress_flags bits")
+  X(flags, std::uint32_t, env, "progress_flags bits")                                                              \
+  X(checkpoint_passed, int, env, "gate passed in order by the last step (the last of them when several), -1 when none") \
+  X(wrong_checkpoint, int, env, "a gate crossed by the last step, either way, other than the next gate and the gates it passed in order, -1 when none")
+
+/// The contact of each env's box with its road band, written by course::step when boxes are
+/// bound (collision.hpp collide_box; course.hpp).
+#define TRACK_GEN_CONTACT_FIELDS(X)                                                                                    \
+  X(contact_flags, std::uint32_t, env, "contact_flags bits (collision.hpp): out_of_bounds, lost, invalid")           \
+  X(clearance, float, env, "signed clearance [m]: + distance to the nearer border, - deepest corner penetration; NaN when invalid") \
+  X(contact_point, float3, env, "border point facing the critical corner [m], track frame")                          \
+  X(contact_normal, float3, env, "unit inward normal of the border there")                                          \
+  X(contact_border, int, env, "which border: 0 left, 1 right (border_side)")
 // clang-format on
 
 namespace track_gen::detail {
@@ -106,6 +117,8 @@ TRACK_GEN_HD constexpr std::size_t elements_per_env(extent x, int num_samples, i
 inline constexpr field_info track_fields[] = {TRACK_GEN_TRACK_FIELDS(TRACK_GEN_FIELD_INFO)};
 /// The rows of TRACK_GEN_PROGRESS_FIELDS, in order.
 inline constexpr field_info progress_fields[] = {TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_FIELD_INFO)};
+/// The rows of TRACK_GEN_CONTACT_FIELDS, in order.
+inline constexpr field_info contact_fields[] = {TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_FIELD_INFO)};
 #undef TRACK_GEN_FIELD_INFO
 
 /// Byte offset of each array in one allocation, env-major, every array 256-byte aligned, for a

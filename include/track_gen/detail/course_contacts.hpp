@@ -1,0 +1,68 @@
+#pragma once
+/// @file
+/// The course's box contacts (course::bind with orientations and half extents): the layout of
+/// their arrays, the host-side check of the bound boxes, and the per-env operation that
+/// course::step launches after the progress step (one more kernel in the same stream order, so
+/// recorded into the same capture).
+
+#include <track_gen/collision.hpp>
+#include <track_gen/course_ref.hpp>
+#include <track_gen/detail/fields.hpp>
+#include <track_gen/queries.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace track_gen::detail {
+
+using contact_layout = soa_layout<sizeof(contact_fields) / sizeof(contact_fields[0])>;
+
+/// The contact arrays of `num_envs` envs (256-byte aligned, `bytes` in all).
+inline contact_layout plan_contacts(int num_envs) { return contact_layout::make(contact_fields, num_envs, 1, 1); }
+
+/// Throws std::invalid_argument naming the first bad entry of the bound boxes (host memory,
+/// [E] each): orientation[e] must have finite components and a norm within 1e-3 of 1 (a unit
+/// quaternion x, y, z, w), half_extents[e] finite in (0, 1e7] m: collision.hpp's check_box,
+/// whose message says which component, prefixed with the env.
+inline void check_bound_boxes(const float4* orientations, const float2* half_extents, int num_envs) {
+  for (int e = 0; e < num_envs; ++e) {
+    box b{};
+    b.orientation = orientations[e];
+    b.half_extents = half_extents[e];
+    try {
+      check_box(b);
+    } catch (const std::invalid_argument& err) {
+      std::string what = err.what();
+      const std::string prefix = "track_gen: box.";
+      if (what.compare(0, prefix.size(), prefix) == 0) what = what.substr(prefix.size());
+      throw std::invalid_argument("track_gen: bind: env " + std::to_string(e) + ": " + what +
+                                  " (orientation and half_extents are checked when bound; fill them before bind)");
+    }
+  }
+}
+
+/// Env e's box against its road band, written to the course's contact arrays: collide_box with
+/// the progress step's new hint (the segment of the position's foot, just written by the step
+/// that precedes this launch) and the tracker's window. The box centre is the bound position.
+struct course_contacts_op {
+  track_batch_ref view;
+  const int* hints;
+  const float3* centres;
+  const float4* orientations;
+  const float2* half_extents;
+  int window;
+  contact_arrays out;
+  TRACK_GEN_HD void operator()(int e) const {
+    const box b{centres[e], orientations[e], half_extents[e]};
+    const box_contact c = collide_box(view.track(e), b, hints[e], window);
+    out.contact_flags[e] = c.flags;
+    out.clearance[e] = c.clearance;
+    out.contact_point[e] = c.nearest;
+    out.contact_normal[e] = c.normal;
+    out.contact_border[e] = static_cast<int>(c.border);
+  }
+};
+
+}  // namespace track_gen::detail
