@@ -347,10 +347,18 @@ class py_course {
     tensors_ = course_->tensors(device_);
   }
 
-  /// Checks and borrows `position` ([E, 3] float32 on the course's device, contiguous).
-  void bind(const at::Tensor& position) {
+  /// Checks and borrows `position` ([E, 3] float32 on the course's device, contiguous) and,
+  /// when given, the boxes: `orientation` [E, 4] (x, y, z, w) and `half_extents` [E, 2] (course.py
+  /// reorders (w, x, y, z)); course::bind checks their contents (copy + sync on `stream`).
+  void bind(const at::Tensor& position, const std::optional<at::Tensor>& orientation,
+            const std::optional<at::Tensor>& half_extents, std::optional<std::uintptr_t> stream) {
     c10::cuda::CUDAGuard guard(device_);
-    course_->bind(tt::positions(position, course_->num_envs(), device_, "position"));
+    const std::int64_t e = course_->num_envs();
+    const float3* p = tt::positions(position, e, device_, "position");
+    if (!orientation.has_value() && !half_extents.has_value()) return course_->bind(p);
+    const float4* q = orientation.has_value() ? query_tensor<float4>(*orientation, at::kFloat, {e, 4}, device_, "orientation") : nullptr;
+    const float2* h = half_extents.has_value() ? query_tensor<float2>(*half_extents, at::kFloat, {e, 2}, device_, "half_extents") : nullptr;
+    course_->bind(p, q, h, stream_of(stream, device_));
   }
 
   void step(std::optional<std::uintptr_t> stream) {
@@ -572,7 +580,11 @@ PYBIND11_MODULE(_C, m) {
            }),
            py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"),
            py::arg("tracks") = std::vector<at::Tensor>{}, py::arg("kind") = "control_points", py::arg("recentre") = false)
-      .def("bind", [](py_course& c, const at::Tensor& t) { python_errors([&] { c.bind(t); }); }, py::arg("position"))
+      .def("bind",
+           [](py_course& c, const at::Tensor& t, const std::optional<at::Tensor>& q, const std::optional<at::Tensor>& h,
+              opt_stream s) { python_errors([&] { c.bind(t, q, h, s); }); },
+           py::arg("position"), py::arg("orientation") = py::none(), py::arg("half_extents") = py::none(),
+           py::arg("stream") = py::none())
       .def("step", [](py_course& c, opt_stream s) { python_errors([&] { c.step(s); }); }, py::arg("stream") = py::none())
       .def("regenerate",
            [](py_course& c, const std::optional<at::Tensor>& mask, bool advance, opt_stream s, bool conditional, int mode) {
@@ -668,6 +680,8 @@ PYBIND11_MODULE(_C, m) {
         "(name, description) of every track array, in table order (Course.tracks)");
   m.def("progress_fields", [fields] { return fields(tg::detail::progress_fields); },
         "(name, description) of every progress array, in table order (Course.progress)");
+  m.def("contact_fields", [fields] { return fields(tg::detail::contact_fields); },
+        "(name, description) of every box contact array, in table order (Course.step().contacts)");
   m.def("status_bits", [] {
     py::dict d;
 #define TG_STATUS(name) d[#name] = tg::status::name;
@@ -677,6 +691,14 @@ PYBIND11_MODULE(_C, m) {
 #undef TG_STATUS
     return d;
   }, "The status bits of tracks.status (status.hpp), by name");
+  m.def("progress_flag_bits", [] {
+    py::dict d;
+#define TG_FLAG(name) d[#name] = tg::progress_flags::name;
+    TG_FLAG(has_last) TG_FLAG(off_track) TG_FLAG(wrong_way) TG_FLAG(gate_passed) TG_FLAG(lap_completed)
+    TG_FLAG(full_search) TG_FLAG(invalid_position)
+#undef TG_FLAG
+    return d;
+  }, "The bits of progress.flags (status.hpp progress_flags), by name");
   m.def("release_deferred", &tg::release_deferred,
         "Frees now the course memory that released graphs left in the deferred list (not inside a capture)");
   m.def(

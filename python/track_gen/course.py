@@ -6,7 +6,9 @@ and the progress of one agent per environment, driven from PyTorch.
 
     course = Course.track(presets.track(num_envs=64, device="cuda:0"), checkpoint_spacing=0.6)
     course.bind(position=positions)          # float32 [64, 3] CUDA tensor, yours, updated in place
-    course.step()                            # progress, gates, laps, off-track (torch's current stream)
+    out = course.step()                      # progress, gates, laps, off-track (torch's current stream)
+    out.events.checkpoint_passed             # int32 [64]: the gate passed this step, -1 when none
+    # with boxes: course.bind(position=p, orientation=q_wxyz, half_extents=h); course.step().contacts
     course.regenerate(mask=done, advance=True)   # [64] int32 or bool: nonzero = episode ended
     course.laps, course.next_gate, course.tracks.position   # tensors over the course's memory
 
@@ -27,7 +29,8 @@ from typing import NamedTuple, Optional
 from .exec import recording
 from .pipeline.presets import TrackParams
 
-__all__ = ["BoxContact", "Cones", "Course", "Progress", "Spawn", "TrackFrame", "Tracks", "status_bits"]
+__all__ = ["BoxContact", "Cones", "Course", "Events", "Progress", "Spawn", "StepOutputs", "TrackFrame", "Tracks",
+           "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -89,6 +92,29 @@ class BoxContact(NamedTuple):
     normal: object    #: float32 [E, 3]: unit inward normal there
     side: object      #: int32 [E]: 0 the left border, 1 the right one (not the seed's inner/outer)
     flags: object     #: int32 [E]: C++ contact_flags bits: 1 out_of_bounds, 2 lost, 4 invalid box
+
+
+class Events(NamedTuple):
+    """The gate events of the last :meth:`Course.step`, ``[E]`` int32 tensors on the course's device,
+    overwritten by the next step (``.clone()`` what you keep). The seed system's ``ProgressEvents``
+    names; views of the progress state (``Course.progress``) except ``passed`` and ``wrong_way``,
+    which the step fills from ``flags``. Unlike the seed system, one step credits every gate it
+    crosses in order (``checkpoint_passed`` is the last of them), and ``next_checkpoint`` starts at
+    1 (gate 0 is the start line)."""
+    passed: object             #: int32 [E]: 1 when the step passed a gate in order
+    checkpoint_passed: object  #: int32 [E]: that gate (the last one when several), -1 when none
+    next_checkpoint: object    #: int32 [E]: the next gate to pass (progress.next_gate)
+    laps: object               #: int32 [E]: laps since the env's last reset (progress.laps)
+    progress: object           #: int32 [E]: gates passed since the last reset (progress.gates_passed)
+    wrong_way: object          #: int32 [E]: 1 when the step moved against the track tangent (not the seed's gate-based event)
+    wrong_checkpoint: object   #: int32 [E]: a gate crossed either way other than the next one and those passed, -1 when none
+    flags: object              #: int32 [E]: every progress_flags bit (Course.progress_flag_bits())
+
+
+class StepOutputs(NamedTuple):
+    """What :meth:`Course.step` returns: tensors over buffers reused by every step."""
+    events: Events                   #: the gate events
+    contacts: Optional[BoxContact]   #: each env's box against its road, or None when no boxes are bound
 
 
 class Spawn(NamedTuple):
@@ -166,6 +192,13 @@ def status_bits() -> dict:
     return dict(_extension().status_bits())
 
 
+@functools.lru_cache(maxsize=None)
+def _progress_flag_bits() -> dict:
+    """The bits of ``progress.flags`` by name (C++ ``progress_flags``)."""
+    from . import _extension  # noqa: PLC0415 - loads torch and the extension
+    return dict(_extension().progress_flag_bits())
+
+
 def _progress_field(name: str, doc: str) -> property:
     """A read-only shortcut to one of the progress tensors."""
     return property(lambda self: getattr(self._progress, name), doc=doc)
@@ -220,7 +253,10 @@ class Course:
         types = _record_types()
         self._progress = types["Progress"](**{k: t[k] for k in types["Progress"]._fields})
         self._tracks = types["Tracks"](**{k: t[k] for k in types["Tracks"]._fields})
+        self._impl_tensors = {k: t[k] for k in ("contact_flags", "clearance", "contact_point", "contact_normal",
+                                                 "contact_border")}
         self._position = None
+        self._boxes = None
 
     @classmethod
     def track(cls, params: TrackParams, checkpoint_spacing: float = 0.6) -> "Course":
@@ -278,18 +314,61 @@ class Course:
 
     # ---- inputs and calls ---------------------------------------------------------------------
 
-    def bind(self, position) -> None:
-        """Binds the agents' positions: a float32 tensor ``[E, 3]`` [m, env-local frames],
-        contiguous, on the course's device. The course keeps a reference and reads it at every
-        ``step``: update it in place (``position.copy_(...)``, ``position[:] = ...``).
+    def bind(self, position, orientation=None, half_extents=None, xyzw: bool = False, stream=None) -> None:
+        """Binds the agents' positions and, optionally, their boxes: then every :meth:`step` also
+        computes each env's box contact with its road band (C++ ``course::bind`` /
+        ``collide_box``, exact backend; ``step().contacts``). The course keeps references and
+        reads them at every ``step``: update them in place (``position.copy_(...)``).
+
+        Args:
+            position: float32 ``[E, 3]`` [m, env-local frames], contiguous, on the course's device
+                (the box centres when boxes are bound).
+            orientation: ``None`` (no boxes) or float32 ``[E, 4]`` unit quaternions, body to track
+                frame, in Isaac Lab's **(w, x, y, z)** order by default (as :meth:`collide`);
+                ``xyzw=True`` for (x, y, z, w) (Warp's, the seed system's). Only the yaw counts.
+                (w, x, y, z) is reordered into a buffer of the course at every ``step``.
+            half_extents: ``None`` (no boxes) or float32 ``[E, 2]`` [m], forward and left half
+                extents, > 0. Give both or neither.
+            stream: the stream the boxes are checked on (default: torch's current stream).
+        The boxes' current values are checked here, once (fill them before ``bind``): a quaternion
+        with a non-finite component or a norm not within 1e-3 of 1, or a half extent not finite in
+        (0, 1e7] m raises ValueError naming the env and the component. That copies them to the host
+        and synchronises the stream: bind before capturing. Values written later are not checked
+        on the host: an invalid box then gets flags 4 (invalid) and NaN distance in its contact.
 
         Raises:
-            ValueError: wrong dtype, shape, device or layout (the message says what is expected).
+            ValueError: wrong dtype, shape, device or layout (the message says what is expected),
+                only one of orientation / half_extents, or a bad box.
+            track_gen.exec.errors.CaptureError: boxes given while the stream is capturing.
         """
         self._check_tensor(position, "position", ("float32",), (self.num_envs, 3),
                            f"a float32 tensor of shape [{self.num_envs}, 3]")
-        self._impl.bind(position)
+        if (orientation is None) != (half_extents is None):
+            missing = "orientation" if orientation is None else "half_extents"
+            raise ValueError(f"track_gen: bind: {missing} is None but the other is not: give both (boxes) or neither")
+        if not isinstance(xyzw, bool):
+            raise TypeError(f"xyzw must be a bool, got {type(xyzw).__name__} {xyzw!r}")
+        if orientation is None:
+            self._impl.bind(position)
+            self._position, self._boxes = position, None
+            return
+        self._points_e(orientation, "orientation", 4)
+        self._points_e(half_extents, "half_extents", 2)
+        quat = orientation
+        if not xyzw:
+            import torch  # noqa: PLC0415
+            quat = self._buffers("bind_quat", lambda: torch.zeros(self.num_envs, 4, device=self.device))
+            self._reorder(orientation, quat, stream)
+        self._impl.bind(position, quat, half_extents, _stream_arg(stream))
         self._position = position
+        self._boxes = {"orientation": orientation, "quat": quat, "half_extents": half_extents, "reorder": not xyzw}
+
+    @staticmethod
+    def _reorder(wxyz, xyzw, stream) -> None:
+        """(w, x, y, z) -> (x, y, z, w) into `xyzw`, on `stream` (no allocation)."""
+        with _torch_stream(stream):
+            xyzw[:, :3].copy_(wxyz[:, 1:])
+            xyzw[:, 3].copy_(wxyz[:, 0])
 
     def _check_tensor(self, t, name: str, dtypes, shape, wanted: str) -> None:
         """ValueError unless `t` is a contiguous torch tensor on this course's device with one of
@@ -306,11 +385,17 @@ class Course:
                    else type(t).__name__)
             raise ValueError(f"track_gen: {name} must be {wanted} on {self.device}, contiguous; got {got}")
 
-    def step(self, stream=None) -> None:
+    def step(self, stream=None) -> StepOutputs:
         """Advances every env's progress to its bound position: nearest centreline point, lateral
-        offset, off-track, wrong way, gates passed in order, laps. Asynchronous on ``stream``
-        (default: torch's current stream); recorded when that stream is capturing.
+        offset, off-track, wrong way, gates passed in order, laps, and this step's gate events;
+        with boxes bound (:meth:`bind`), each env's box contact too. Asynchronous on ``stream``
+        (default: torch's current stream); recorded when that stream is capturing (with the few
+        elementwise torch ops that fill ``passed``, ``wrong_way``, ``oob`` and reorder (w, x, y, z)
+        quaternions, into buffers made by the first call: make it before capturing).
 
+        Returns:
+            :class:`StepOutputs` (``events``: :class:`Events`; ``contacts``: :class:`BoxContact`
+            or None without boxes): tensors overwritten by the next step.
         Raises:
             RuntimeError: no position bound.
             track_gen.exec.errors.CaptureError: the stream's capture was invalidated.
@@ -320,7 +405,32 @@ class Course:
         reg = recording.current()
         if reg is not None:
             reg.note(self)
+        boxes = self.__dict__.get("_boxes")
+        if boxes is not None and boxes["reorder"]:
+            self._reorder(boxes["orientation"], boxes["quat"], stream)
         self._impl.step(_stream_arg(stream))
+        return self._step_outputs(boxes is not None, stream)
+
+    def _step_outputs(self, with_contacts: bool, stream) -> StepOutputs:
+        """The step's tensors: views of the course's memory, and the flag bits as 0/1 int32."""
+        import torch  # noqa: PLC0415
+        E, dev = self.num_envs, self.device
+        b = self._buffers("step", lambda: {k: torch.zeros(E, dtype=torch.int32, device=dev)
+                                           for k in ("passed", "wrong_way", "oob")})
+        bits = _progress_flag_bits()
+        p, t = self._progress, self._impl_tensors
+        with _torch_stream(stream):
+            torch.bitwise_and(p.flags, bits["gate_passed"], out=b["passed"]).clamp_(max=1)
+            torch.bitwise_and(p.flags, bits["wrong_way"], out=b["wrong_way"]).clamp_(max=1)
+            if with_contacts:
+                torch.bitwise_and(t["contact_flags"], 1, out=b["oob"])
+        events = Events(b["passed"], p.checkpoint_passed, p.next_gate, p.laps, p.gates_passed, b["wrong_way"],
+                        p.wrong_checkpoint, p.flags)
+        contacts = None
+        if with_contacts:
+            contacts = BoxContact(b["oob"], t["clearance"], t["contact_point"], t["contact_normal"],
+                                  t["contact_border"], t["contact_flags"])
+        return StepOutputs(events, contacts)
 
     def regenerate(self, mask=None, advance: bool = True, stream=None) -> None:
         """Rebuilds the tracks of the envs whose ``mask`` entry is nonzero and resets their

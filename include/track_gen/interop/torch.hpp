@@ -116,13 +116,16 @@ struct course_tensors {
 #define TRACK_GEN_TENSOR(name, type, ext, doc) at::Tensor name;
   TRACK_GEN_TRACK_FIELDS(TRACK_GEN_TENSOR)
   TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_TENSOR)
+  TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_TENSOR)
 #undef TRACK_GEN_TENSOR
 
-  /// (name, tensor) of every member, track fields first, in table order.
+  /// (name, tensor) of every member, track fields first, then progress, then contact fields,
+  /// in table order.
   std::vector<std::pair<const char*, at::Tensor>> named() const {
     return {
 #define TRACK_GEN_NAMED(name, type, ext, doc) {#name, name},
         TRACK_GEN_TRACK_FIELDS(TRACK_GEN_NAMED) TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_NAMED)
+        TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_NAMED)
 #undef TRACK_GEN_NAMED
     };
   }
@@ -163,6 +166,11 @@ course_tensors tensors(const Course& course, c10::DeviceIndex device) {
   i = 0;
 #define TRACK_GEN_MAKE(name, type, ext, doc) r.name = make(p.name, track_gen::detail::progress_fields[i++]);
   TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_MAKE)
+#undef TRACK_GEN_MAKE
+  const contact_arrays& c = v.contacts();
+  i = 0;
+#define TRACK_GEN_MAKE(name, type, ext, doc) r.name = make(c.name, track_gen::detail::contact_fields[i++]);
+  TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_MAKE)
 #undef TRACK_GEN_MAKE
   return r;
 }
