@@ -117,11 +117,13 @@ __global__ void sdf_query_kernel(const tg::sdf_ref field, const tg::box* boxes, 
 ///          (the downhill walk stops at once), i.e. 4 samples of 12 | around the nearest point:
 ///          tangents 2 x 12, normals 2 x 12, half-widths 2 x 4 | next gate: centre 12, normal 12
 ///          (its half-width is read only when the plane is crossed)
-///   write: next gate 4, gates passed 4, lap progress 4, lateral 4, hint 4, last position 12, flags 4
-/// = 164 + 48 = 212 bytes; each segment the agent moved since its last step adds one sample (12).
+///   write: next gate 4, gates passed 4, lap progress 4, lateral 4, hint 4, last position 12, flags 4,
+///          the gate events checkpoint_passed 4, wrong_checkpoint 4 (the wrong-checkpoint scan
+///          tests no gate on this path: none lies within a segment of the agent)
+/// = 164 + 56 = 220 bytes; each segment the agent moved since its last step adds one sample (12).
 /// The track's status word, the gate's arc length and the lap count are not needed on this path.
 std::size_t step_bytes_per_env() {
-  const std::size_t per_env_arrays = 12 + 28 + 8 + 36;  // coalesced [E] arrays: position, progress, header
+  const std::size_t per_env_arrays = 12 + 28 + 8 + 44;  // coalesced [E] arrays: position, progress, header, writes
   const std::size_t gathered = 4 * 12 + 2 * 12 + 2 * 12 + 2 * 4 + 12 + 12;
   return per_env_arrays + gathered;
 }

@@ -68,13 +68,6 @@ TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int nu
   pa.wrong_checkpoint[e] = -1;
 }
 
-/// Gate index at or before arc length `x` [m] (any real) of a track of G gates spaced L / G
-/// (gate g at g L / G, fields.hpp), not wrapped: floor(x G / L). Float: the candidates around it
-/// absorb a rounding of one gate.
-TRACK_GEN_HD inline int gate_at_or_before(float x, float length, int num_gates) {
-  return static_cast<int>(std::floor(x * (static_cast<float>(num_gates) / length)));
-}
-
 /// What a generator does for an env whose track it has just rebuilt (before anything reads
 /// it): nothing.
 struct no_env_hook {
@@ -196,11 +189,10 @@ class progress_tracker_ref {
   /// - `wrong_checkpoint`: a gate the segment from the last position to `p` crosses through
   ///   its opening, in either direction, other than the next gate at the start of the step and
   ///   the gates passed in order; the first met along the motion when several; -1 when none.
-  ///   Only the gates around the arc swept by the projection are tested (from the gate at or
-  ///   before the last projection's segment to the one after the new projection's segment, the
-  ///   shorter way round, at most G): O(1) for a step shorter than the gate spacing; a jump
-  ///   across the infield crossing gates far from both projections is not reported. Always -1
-  ///   on a one-gate track (its only gate is the next one) and on the first step after a reset.
+  ///   Only the gates within one segment of the segments the projection swept are tested (the
+  ///   shorter way round, at most G; none on a usual step between gates): a jump across the
+  ///   infield crossing gates far from both projections is not reported. Always -1 on a
+  ///   one-gate track (its only gate is the next one) and on the first step after a reset.
   /// A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
   /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
   /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's
@@ -341,31 +333,33 @@ class progress_tracker_ref {
 
  private:
   /// step()'s wrong_checkpoint: the first gate, along the motion from `a` to `p`, that the
-  /// segment crosses either way, among the gates from the one at or before the last projection's
-  /// segment `from_segment` to the one after the new projection's (the shorter way round,
-  /// at most G), skipping `first_next` (the next gate at the start of the step) and the
-  /// `passed` gates after it that the step passed in order. -1 when none. G > 1.
+  /// segment crosses either way, among the gates whose arc length lies within one segment of the
+  /// segments the projection swept (from the last projection's segment `from_segment` to the new
+  /// one, the shorter way round; at most G of them), skipping `first_next` (the next gate at the
+  /// start of the step) and the `passed` gates after it that the step passed in order. -1 when
+  /// none. G > 1.
+  ///
+  /// Why one segment is enough: a crossing point lies on the gate's plane (normal to the
+  /// tangent at the gate) within its opening, at most the half-width from the centreline, where
+  /// the validated turn radius exceeds the half-width; its foot on the centreline is then within
+  /// a segment of the gate, and for a step that stays in the road's tube the feet of a and p
+  /// bracket it. The usual step (inside one segment, far from a gate) tests no gate at all:
+  /// about (|moved segments| + 3) G / N gates are tested per step.
   TRACK_GEN_HD int wrong_crossing(const track_ref& tr, int from_segment, const projection& pr, float3 a, float3 p,
                                   int first_next, int passed) const {
     using namespace detail;
     const int num_gates = tr.num_gates(), n = tr.num_samples();
-    const float length = tr.length(), ds = tr.sample_spacing();
-    // The projection's motion in segments, the shorter way round: [-N/2, N/2).
-    int moved = wrap(pr.segment - from_segment + n / 2, n) - n / 2;
+    const float ds = tr.sample_spacing(), per_metre = static_cast<float>(num_gates) / tr.length();
+    const int moved = wrap(pr.segment - from_segment + n / 2, n) - n / 2;  // in [-N/2, N/2)
     const float start = static_cast<float>(from_segment) * ds;
-    int first, last;  // unwrapped gate indices, in the order of the motion
-    if (moved >= 0) {
-      first = gate_at_or_before(start, length, num_gates);
-      last = gate_at_or_before(start + static_cast<float>(moved + 1) * ds, length, num_gates) + 1;
-    } else {
-      first = gate_at_or_before(start + ds, length, num_gates) + 1;
-      last = gate_at_or_before(start + static_cast<float>(moved) * ds, length, num_gates);
-    }
-    const int step = last >= first ? 1 : -1;
-    int count = (last - first) * step + 1;
+    const float lo = start + static_cast<float>((moved < 0 ? moved : 0) - 1) * ds;
+    const float hi = start + static_cast<float>((moved > 0 ? moved : 0) + 2) * ds;
+    const int first = static_cast<int>(std::ceil(lo * per_metre)), last = static_cast<int>(std::floor(hi * per_metre));
+    int count = last - first + 1;  // gates g (unwrapped) with g L / G in [lo, hi]
     if (count > num_gates) count = num_gates;
+    const int step = moved >= 0 ? 1 : -1;
     const int skipped = passed > 0 ? passed : 1;
-    for (int i = 0, g = first; i < count; ++i, g += step) {
+    for (int i = 0, g = moved >= 0 ? first : last; i < count; ++i, g += step) {
       const int gate = wrap(g, num_gates);
       if (wrap(gate - first_next, num_gates) < skipped) continue;
       const track_gen::gate gt = tr.gate(gate);

@@ -92,6 +92,59 @@ TEST_CASE_TEMPLATE_DEFINE("gate events: passed in order, crossed out of order, s
   CHECK(passed_total == gates);  // gates 1 to 30, then gate 0
 }
 
+TEST_CASE_TEMPLATE_DEFINE("gate events with gates denser than the samples: each crossing reported", Policy,
+                          step_events_dense_gates) {
+  // Circle r = 50 m, N = 512 samples (0.61 m apart), gates every 0.5 m: G = 628, gate g at
+  // g * 0.50026 m. The agent goes forwards, backwards over the gates it passed (each a wrong
+  // checkpoint), forwards again over them (wrong again, they are passed already) and on to the
+  // next gate (passed in order). Expected gates from the arc lengths alone.
+  const circle c{50.0};
+  rig<Policy> r(user_track_params(1), 0.5f, centreline({c.polyline(2000)}));
+  const tg::track_snapshot t = r.tracks();
+  require_valid_user_tracks(t);
+  const int gates = t.num_gates[0];
+  REQUIRE(gates == 628);
+  const double spacing = c.length() / gates;
+  std::vector<double> path;
+  for (double s = 0.23; s < 3.0; s += 0.3) path.push_back(s);  // forwards from between gates 0 and 1
+  for (double s = 2.83; s > 1.0; s -= 0.3) path.push_back(s);  // backwards
+  for (double s = 1.13; s < 4.6; s += 0.3) path.push_back(s);  // forwards again, and on
+  int next = 1, passed = 0, wrongs = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const double s = path[i];
+    for (int g = 0; g < 40; ++g) REQUIRE(std::fabs(s - g * spacing) > 0.01);
+    r.positions[0] = c.at(s);
+    r.step();
+    const tg::progress_snapshot p = r.progress();
+    int want_passed = -1, want_wrong = -1;
+    if (i > 0) {
+      const int before = static_cast<int>(std::floor(path[i - 1] / spacing));
+      const int after = static_cast<int>(std::floor(s / spacing));
+      if (after > before) {  // forwards over gates before + 1 .. after (one per step here)
+        REQUIRE(after == before + 1);
+        if (after == next) {
+          want_passed = after;
+          next = after + 1;
+          ++passed;
+        } else {
+          want_wrong = after;
+        }
+      } else if (after < before) {  // backwards over gate `before`
+        REQUIRE(after == before - 1);
+        if (before != next) want_wrong = before;
+      }
+    }
+    INFO("step " << i << " s = " << s << " " << describe(entry(p, 0)) << " checkpoint_passed " << p.checkpoint_passed[0]
+                 << " wrong_checkpoint " << p.wrong_checkpoint[0]);
+    CHECK(p.checkpoint_passed[0] == want_passed);
+    CHECK(p.wrong_checkpoint[0] == want_wrong);
+    CHECK(p.next_gate[0] == next);
+    if (want_wrong >= 0) ++wrongs;
+  }
+  CHECK(passed == 8);   // gates 1 to 5, then 6 to 8
+  CHECK(wrongs == 6);   // gates 5 to 3 backwards, 3 to 5 forwards again
+}
+
 TEST_CASE_TEMPLATE_DEFINE("gate events: reset, spawn and invalid positions clear them", Policy, step_events_clearing) {
   const circle c{50.0};
   rig<Policy> r(user_track_params(3), 10.0f, centreline({c.polyline(2000)}));
@@ -289,5 +342,81 @@ TEST_CASE_TEMPLATE_DEFINE("course bind checks the boxes and names what is wrong"
   // A failed bind keeps what was bound before (the good boxes).
   CHECK(r.course().has_boxes());
 }
+
+#if defined(__CUDACC__)
+/// Bit-for-bit equality of two contact snapshots, with the field named on failure.
+inline void check_same_contacts(const tg::contact_snapshot& a, const tg::contact_snapshot& b) {
+  REQUIRE(a.clearance.size() == b.clearance.size());
+  for (std::size_t i = 0; i < a.clearance.size(); ++i) {
+    INFO("env " << i);
+    CHECK(a.contact_flags[i] == b.contact_flags[i]);
+    CHECK(same_bits(a.clearance[i], b.clearance[i]));
+    CHECK(std::memcmp(&a.contact_point[i], &b.contact_point[i], sizeof(float3)) == 0);
+    CHECK(std::memcmp(&a.contact_normal[i], &b.contact_normal[i], sizeof(float3)) == 0);
+    CHECK(a.contact_border[i] == b.contact_border[i]);
+  }
+}
+
+/// CUDA only: course.step with boxes captured once (progress step + contact launch in one
+/// graph) and replayed gives, bit for bit, what the same steps made eagerly on a twin course
+/// give: progress (with the gate events) and contacts.
+TEST_CASE_TEMPLATE_DEFINE("captured step with boxes replays bit for bit like eager steps", Policy,
+                          step_events_graph_replay) {
+  using support = typename rig<Policy>::support;
+  const circle c{50.0};
+  const int envs = 96;
+  rig<Policy> a(user_track_params(envs), 10.0f, centreline({c.polyline(2000)}));
+  rig<Policy> b(user_track_params(envs), 10.0f, centreline({c.polyline(2000)}));
+  typename support::template buffer<float4> qa(envs), qb(envs);
+  typename support::template buffer<float2> ha(envs), hb(envs);
+  std::vector<float4> q(envs);
+  std::vector<float2> h(envs);
+  auto place = [&](int step) {
+    for (int e = 0; e < envs; ++e) {
+      const double s = 3.3 * e + (0.6 + 0.05 * (e % 7)) * step - (e % 5 == 2 ? 1.7 * step : 0.0);
+      const double left = 0.4 * std::sin(0.3 * e + 0.2 * step);
+      a.positions[static_cast<std::size_t>(e)] = b.positions[static_cast<std::size_t>(e)] = c.at(s, left);
+      q[static_cast<std::size_t>(e)] = euler_quaternion(s / c.r + pi / 2 + 0.3 * std::sin(0.1 * step + e));
+      h[static_cast<std::size_t>(e)] = f2d(0.15 + 0.01 * (e % 3), 0.08);
+    }
+    qa.upload(q, a.stream());
+    qb.upload(q, b.stream());
+    ha.upload(h, a.stream());
+    hb.upload(h, b.stream());
+  };
+  place(0);
+  a.course().bind(a.device_positions(), qa.data(), ha.data(), a.stream().get());
+  b.course().bind(b.device_positions(), qb.data(), hb.data(), b.stream().get());
+  a.step();  // loads the kernels outside the capture
+  b.step();
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaStreamBeginCapture(a.stream().raw(), cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  a.course().step(a.stream().get());
+  check_cuda(cudaStreamEndCapture(a.stream().raw(), &graph), "cudaStreamEndCapture");
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  int gates = 0;
+  for (int step = 1; step < scaled(40, 8); ++step) {
+    place(step);
+    // The positions go to a's buffer the same way (rig::step uploads then steps; here the graph).
+    check_cuda(cudaMemcpy(a.device_positions(), a.positions.data(), sizeof(float3) * envs, cudaMemcpyHostToDevice),
+               "cudaMemcpy (positions)");
+    check_cuda(cudaGraphLaunch(exec, a.stream().raw()), "cudaGraphLaunch");
+    b.step();
+    const tg::progress_snapshot pa = a.progress(), pb = b.progress();
+    for (int e = 0; e < envs; ++e) {
+      INFO("step " << step << " env " << e);
+      CHECK(same_bits(entry(pa, e), entry(pb, e)));
+      CHECK(pa.checkpoint_passed[static_cast<std::size_t>(e)] == pb.checkpoint_passed[static_cast<std::size_t>(e)]);
+      CHECK(pa.wrong_checkpoint[static_cast<std::size_t>(e)] == pb.wrong_checkpoint[static_cast<std::size_t>(e)]);
+      if (pa.checkpoint_passed[static_cast<std::size_t>(e)] >= 0) ++gates;
+    }
+    check_same_contacts(a.course().copy_contacts(a.stream().get()), b.course().copy_contacts(b.stream().get()));
+  }
+  CHECK(gates > 0);  // the run passed gates: there was something to compare
+  check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
+}
+#endif
 
 }  // namespace progress_test
