@@ -61,6 +61,7 @@ class any_course {
   virtual ~any_course() = default;
   virtual const char* pipeline_name() const = 0;
   virtual void bind(const float3* position) = 0;
+  virtual void bind(const float3* position, const float4* orientation, const float2* half_extents, stream_type stream) = 0;
   virtual void step(stream_type stream) = 0;
   virtual void set_recording(const tg::recording_options& options) = 0;
   virtual void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) = 0;
@@ -82,6 +83,9 @@ class course_holder final : public any_course {
   explicit course_holder(const char* name, Args&&... args) : name_(name), course_(std::forward<Args>(args)...) {}
   const char* pipeline_name() const override { return name_; }
   void bind(const float3* position) override { course_.bind(position); }
+  void bind(const float3* position, const float4* orientation, const float2* half_extents, stream_type stream) override {
+    course_.bind(position, orientation, half_extents, stream);
+  }
   void step(stream_type stream) override { course_.step(stream); }
   void set_recording(const tg::recording_options& options) override { course_.set_recording(options); }
   void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) override {
