@@ -46,7 +46,7 @@ struct borrowed_storage {
 ///
 /// Memory space: with `backend::cuda` every pointer passed in or handed out is device memory of
 /// the current device; with `backend::host`, host memory. One allocation holds the batch, the
-/// progress state and the generator's buffers. Move-only.
+/// progress state, the generator's buffers and the box contacts. Move-only.
 ///
 /// Graphs: `step` and `regenerate` on a capturing stream (any capture: yours, PyTorch's, a side
 /// stream forked from one, a conditional body) are recorded into it; otherwise they run
