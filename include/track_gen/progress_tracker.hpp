@@ -242,7 +242,6 @@ class progress_tracker_ref {
     std::uint32_t flags = 0;  ///< the progress flags, this step's events cleared
     nearest_segment nearest;  ///< the local search's result, or the O(N) search's once done
     bool full_search = false; ///< the O(N) search is needed (`nearest` is then reset for it)
-    int hint = 0;             ///< the last projection's segment (progress_arrays::hint at the start)
   };
 
   /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
@@ -260,8 +259,7 @@ class progress_tracker_ref {
       return false;
     }
     const bool has_last = (s.flags & progress_flags::has_last) != 0u;
-    s.hint = progress_.hint[e];
-    s.full_search = track(e).project_local(p, s.hint, has_last ? window_ : 0, s.nearest);
+    s.full_search = track(e).project_local(p, progress_.hint[e], has_last ? window_ : 0, s.nearest);
     return true;
   }
 
@@ -312,7 +310,9 @@ class progress_tracker_ref {
         ++passed;
       }
       if (passed > 0) passed_gate = next == 0 ? num_gates - 1 : next - 1;
-      if (num_gates > 1) wrong_gate = wrong_crossing(tr, s.hint, pr, a, p, progress_.next_gate[e], passed);
+      // The hint is read again rather than kept in pending_step: one register less across
+      // step_warp's shared search (the step kernel sits at its 64-register bound).
+      if (num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.hint[e], pr, a, p, progress_.next_gate[e], passed);
       progress_.next_gate[e] = next;
       if (passed > 0) progress_.gates_to_lap[e] = to_lap;
       progress_.gates_passed[e] += passed;
@@ -355,11 +355,10 @@ class progress_tracker_ref {
     const float lo = start + static_cast<float>((moved < 0 ? moved : 0) - 1) * ds;
     const float hi = start + static_cast<float>((moved > 0 ? moved : 0) + 2) * ds;
     const int first = static_cast<int>(std::ceil(lo * per_metre)), last = static_cast<int>(std::floor(hi * per_metre));
-    int count = last - first + 1;  // gates g (unwrapped) with g L / G in [lo, hi]
-    if (count > num_gates) count = num_gates;
-    const int step = moved >= 0 ? 1 : -1;
-    const int skipped = passed > 0 ? passed : 1;
-    for (int i = 0, g = moved >= 0 ? first : last; i < count; ++i, g += step) {
+    const int count = last - first + 1;  // gates g (unwrapped) with g L / G in [lo, hi]
+    if (count <= 0) return -1;  // the usual step: no gate nearby, nothing read
+    const int step = moved >= 0 ? 1 : -1, skipped = passed > 0 ? passed : 1;
+    for (int i = 0, g = moved >= 0 ? first : last; i < (count < num_gates ? count : num_gates); ++i, g += step) {
       const int gate = wrap(g, num_gates);
       if (wrap(gate - first_next, num_gates) < skipped) continue;
       const track_gen::gate gt = tr.gate(gate);
