@@ -197,7 +197,7 @@ tg::elevation_kind elevation_kind_of(const std::string& name) {
                               "' is not an elevation profile; expected one of 'flat', 'uniform', 'random_walk', 'harmonics'");
 }
 
-/// track_params of `preset` ("track", "drone_track" or "elevated_drone_track") for `num_envs`, then `overrides`
+/// track_params of `preset` ("track", "drone_track", "elevated_drone_track" or "gate_course") for `num_envs`, then `overrides`
 /// ({"name": value}, names as above). The library checks the ranges at construction.
 tg::track_params make_params(const std::string& preset, int num_envs, const py::dict& overrides) {
   tg::track_params p;
