@@ -61,9 +61,15 @@ struct totals {
   double lap_seconds = 0.0;
 };
 
+constexpr const char* usage = "usage: drone_gates [--envs E] [--steps T] [--seed S] [--svg PATH ('' = none)]\n";
+
 bool parse(int argc, char** argv, options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", usage);
+      std::exit(0);
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "%s needs a value\n", a.c_str());
       return false;
@@ -75,15 +81,16 @@ bool parse(int argc, char** argv, options& o) {
       continue;
     }
     const long n = std::strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < 1 || n > (1L << 24)) {
-      std::fprintf(stderr, "bad value for %s: %s (a whole number in [1, 16777216])\n", a.c_str(), v);
+    const long lo = a == "--seed" ? 0 : 1;  // seeds start at 0, counts at 1
+    if (end == v || *end != '\0' || n < lo || n > (1L << 24)) {
+      std::fprintf(stderr, "bad value for %s: %s (a whole number in [%ld, 16777216])\n", a.c_str(), v, lo);
       return false;
     }
     if (a == "--envs") o.envs = static_cast<int>(n);
     else if (a == "--steps") o.steps = static_cast<int>(n);
     else if (a == "--seed") o.seed = static_cast<std::uint64_t>(n);
     else {
-      std::fprintf(stderr, "unknown option %s (--envs, --steps, --seed, --svg)\n", a.c_str());
+      std::fprintf(stderr, "unknown option %s\n%s", a.c_str(), usage);
       return false;
     }
   }

@@ -30,7 +30,7 @@ from .exec import recording
 from .pipeline.presets import TrackParams
 
 __all__ = ["BoxContact", "Cones", "Course", "Events", "Progress", "Spawn", "StepOutputs", "TrackFrame", "Tracks",
-           "status_bits"]
+           "progress_flag_bits", "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -108,7 +108,7 @@ class Events(NamedTuple):
     progress: object           #: int32 [E]: gates passed since the last reset (progress.gates_passed)
     wrong_way: object          #: int32 [E]: 1 when the step moved against the track tangent (not the seed's gate-based event)
     wrong_checkpoint: object   #: int32 [E]: a gate crossed either way other than the next one and those passed, -1 when none
-    flags: object              #: int32 [E]: every progress_flags bit (Course.progress_flag_bits())
+    flags: object              #: int32 [E]: every progress_flags bit (track_gen.course.progress_flag_bits())
 
 
 class StepOutputs(NamedTuple):
@@ -197,6 +197,13 @@ def _progress_flag_bits() -> dict:
     """The bits of ``progress.flags`` by name (C++ ``progress_flags``)."""
     from . import _extension  # noqa: PLC0415 - loads torch and the extension
     return dict(_extension().progress_flag_bits())
+
+
+def progress_flag_bits() -> dict:
+    """The bits of ``progress.flags`` (and ``course.step().events.flags``) by name (C++
+    ``progress_flags``: ``has_last``, ``off_track``, ``wrong_way``, ...). Test one with
+    ``(flags & bits["off_track"]) != 0``."""
+    return dict(_progress_flag_bits())
 
 
 def _progress_field(name: str, doc: str) -> property:
