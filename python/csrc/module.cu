@@ -691,7 +691,7 @@ PYBIND11_MODULE(_C, m) {
 #define TG_STATUS(name) d[#name] = tg::status::name;
     TG_STATUS(valid) TG_STATUS(fallback) TG_STATUS(invalid_input) TG_STATUS(user_track) TG_STATUS(fail_not_finite)
     TG_STATUS(fail_length) TG_STATUS(fail_curvature) TG_STATUS(fail_clearance) TG_STATUS(fail_spacing)
-    TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin) TG_STATUS(fail_grade)
+    TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin) TG_STATUS(fail_grade) TG_STATUS(fail_gates)
 #undef TG_STATUS
     return d;
   }, "The status bits of tracks.status (status.hpp), by name");
