@@ -27,3 +27,31 @@ def test_every_progress_flag_is_bound():
     masks = {"step_events"}  # a mask of several flags
     missing = [n for n in _constants("progress_flags") if n not in masks and n not in _bound("TG_FLAG")]
     assert not missing, f"progress_flags missing from module.cu's progress_flag_bits: {missing}"
+
+
+def _module_bindings() -> tuple:
+    """(Course's methods and properties, module functions) that module.cu binds."""
+    text = (ROOT / "python/csrc/module.cu").read_text()
+    start = text.index('py::class_<py_course>(m, "Course")')
+    end = text.index(";", text.index('.def("cones"', start))
+    course = set(re.findall(r'\.def(?:_property_readonly)?\(\s*"(\w+)"', text[start:end]))
+    functions = set(re.findall(r'\bm\.def\(\s*"(\w+)"', text))
+    return course, functions
+
+
+def _stub_names() -> tuple:
+    import ast  # noqa: PLC0415
+    tree = ast.parse((ROOT / "python/track_gen/_C.pyi").read_text())
+    course = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Course")
+    methods = {f.name for f in course.body if isinstance(f, ast.FunctionDef) and f.name != "__init__"}
+    functions = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
+    return methods, functions
+
+
+def test_the_type_stubs_name_every_binding_and_nothing_else():
+    bound_course, bound_functions = _module_bindings()
+    stub_course, stub_functions = _stub_names()
+    assert len(bound_course) > 20 and len(bound_functions) > 5  # the parse found the bindings
+    assert stub_course == bound_course, (sorted(bound_course - stub_course), sorted(stub_course - bound_course))
+    assert stub_functions == bound_functions, (sorted(bound_functions - stub_functions),
+                                               sorted(stub_functions - bound_functions))

@@ -1,0 +1,147 @@
+"""Type stubs of the compiled extension ``track_gen._C`` (python/csrc/module.cu).
+
+The extension is the low-level layer under :mod:`track_gen.course`: use ``Course`` there, which
+checks its arguments, preallocates outputs and documents units and shapes. Tensors here are
+CUDA tensors on the course's device unless said otherwise; ``stream`` is ``None`` (torch's
+current stream) or a ``cudaStream_t`` handle as an int. Every call is asynchronous on that
+stream unless said otherwise. C++ ``std::invalid_argument`` arrives as ``ValueError``;
+``track_gen::capture_error`` as ``track_gen.exec.errors.CaptureError``.
+``python/tests/test_binding_tables.py`` keeps this file's names in step with module.cu.
+"""
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+class Course:
+    def __init__(
+        self,
+        preset: str,
+        num_envs: int,
+        overrides: Dict[str, object],
+        checkpoint_spacing: float,
+        device: int,
+        tracks: Sequence[torch.Tensor] = ...,
+        kind: str = "control_points",
+        recentre: bool = False,
+    ) -> None:
+        """Allocates and generates every env's track (synchronous). ``tracks``: float32 [P, 3]
+        CPU tensors (user tracks); ``preset`` one of track, drone_track, elevated_drone_track,
+        gate_course (then ``checkpoint_spacing`` must be 0)."""
+    def bind(
+        self,
+        position: torch.Tensor,
+        orientation: Optional[torch.Tensor] = None,
+        half_extents: Optional[torch.Tensor] = None,
+        stream: Optional[int] = None,
+    ) -> None:
+        """position float32 [E, 3]; orientation float32 [E, 4] (x, y, z, w) and half_extents
+        float32 [E, 2] [m], both or neither (checked once: synchronises the stream)."""
+    def step(self, stream: Optional[int] = None) -> None: ...
+    def regenerate(
+        self, mask: Optional[torch.Tensor], advance: bool, stream: Optional[int], conditional: bool, capture_mode: int
+    ) -> None:
+        """mask: None or [E] int32 / bool / uint8; capture_mode 0 global, 1 thread-local, 2 relaxed."""
+    def generation_launches(self, stream: Optional[int] = None) -> int:
+        """Synchronises the stream."""
+    def tensors(self) -> Dict[str, torch.Tensor]:
+        """Every track, progress and contact array as a tensor over the course's memory."""
+    def owner_use_count(self) -> int: ...
+    def retain_capture(self, stream: Optional[int] = None) -> None: ...
+    def retain_graph(self, graph: torch.cuda.CUDAGraph) -> None: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def num_samples(self) -> int: ...
+    @property
+    def max_gates(self) -> int: ...
+    @property
+    def checkpoint_spacing(self) -> float: ...
+    @property
+    def device(self) -> int: ...
+    @property
+    def pipeline(self) -> str:
+        """"track_pipeline", "elevated_family_pipeline" or "gate_course_pipeline"."""
+    def params(self) -> Dict[str, object]: ...
+    def localize(
+        self,
+        position: torch.Tensor,
+        hints: torch.Tensor,
+        window: int,
+        s: torch.Tensor,
+        n: torch.Tensor,
+        vertical: torch.Tensor,
+        curvature: torch.Tensor,
+        heading: torch.Tensor,
+        lost: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None: ...
+    def track_ahead(
+        self,
+        s: torch.Tensor,
+        position: torch.Tensor,
+        yaw: torch.Tensor,
+        count: int,
+        spacing: float,
+        out: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None: ...
+    def progress_delta(
+        self, s_prev: torch.Tensor, s_now: torch.Tensor, out: torch.Tensor, stream: Optional[int] = None
+    ) -> None: ...
+    def spawn(
+        self,
+        mask: Optional[torch.Tensor],
+        s: torch.Tensor,
+        lateral: Optional[torch.Tensor],
+        position: torch.Tensor,
+        yaw: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None: ...
+    def collide(
+        self,
+        position: torch.Tensor,
+        orientation: torch.Tensor,
+        half_extents: torch.Tensor,
+        hints: torch.Tensor,
+        window: int,
+        flags: torch.Tensor,
+        clearance: torch.Tensor,
+        nearest: torch.Tensor,
+        normal: torch.Tensor,
+        side: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None: ...
+    def speed_profile(
+        self,
+        a_lat_max: float,
+        a_accel: float,
+        a_brake: float,
+        v_cap: float,
+        out: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None: ...
+    def cones(
+        self,
+        side: int,
+        spacing: float,
+        capacity: int,
+        out: torch.Tensor,
+        count: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None: ...
+
+def capture_info(stream: int) -> Tuple[int, int]:
+    """(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated."""
+
+def track_fields() -> List[Tuple[str, str]]: ...
+def progress_fields() -> List[Tuple[str, str]]: ...
+def contact_fields() -> List[Tuple[str, str]]: ...
+def status_bits() -> Dict[str, int]: ...
+def progress_flag_bits() -> Dict[str, int]: ...
+def release_deferred() -> None:
+    """Not inside a capture."""
+
+def shard_of(total_envs: int, world_size: int, rank: int, base: int = 0) -> Tuple[int, int]:
+    """(first, num_envs) of the rank's shard. Host only, synchronous."""
+
+def preset_params(preset: str, num_envs: int, overrides: Dict[str, object]) -> Dict[str, object]: ...
