@@ -191,8 +191,10 @@ class progress_tracker_ref {
   ///   the gates passed in order; the first met along the motion when several; -1 when none.
   ///   Only the gates within one segment of the segments the projection swept are tested (the
   ///   shorter way round, at most G; none on a usual step between gates): a jump across the
-  ///   infield crossing gates far from both projections is not reported. Always -1 on a
-  ///   one-gate track (its only gate is the next one) and on the first step after a reset.
+  ///   infield crossing gates far from both projections is not reported. The candidates are
+  ///   found from evenly spaced gates (gate g at g L / G, as stages::checkpoints places them):
+  ///   on gate courses (gates at anchors, docs/drones.md) a wrong gate can go unreported. Always
+  ///   -1 on a one-gate track (its only gate is the next one) and on the first step after a reset.
   /// A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
   /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
   /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's
