@@ -488,6 +488,8 @@ int parse(int argc, char** argv, options& o) {
       ->delimiter(',')
       ->check(in_range(1L, long{INT_MAX}))
       ->default_str("as --envs");
+  app.add_option("--gate-spacing", o.spacing, "checkpoint spacing of the track courses [m] (the step's gate density)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-envs", o.max_envs, "skip the generate and step rows of more envs than this")
       ->check(at_least(1L))
       ->default_str("no limit");

@@ -92,6 +92,10 @@ struct pipeline {
   /// that draws with stages::random_polar and not stages::random_family (construction refuses
   /// such a selection there); a pipeline with another generate stage ignores the selection.
   static constexpr bool accepts_families = draws_families || !draws_polar;
+  /// Where the pipeline's gates lie (progress_tracker's gate_layout): evenly spaced (gate g at
+  /// g L / G) when stages::checkpoints places them; otherwise (stages::gate_checkpoints: at the
+  /// anchors, or a stage of the user's) anchored, which suits any ascending arc lengths.
+  static constexpr bool gates_evenly_spaced = (std::is_same_v<Stages, stages::checkpoints> || ...);
 
   /// The most control points the pipeline's generate stages write for a random track of `p`
   /// (each stage's own `max_control_points(p)`: stages::random_family's counts only the families

@@ -42,6 +42,17 @@ struct progress_arrays {
   }
 };
 
+/// How the gates of the tracks a progress tracker follows lie along their centrelines: what
+/// step() may assume when it looks for a wrong checkpoint near the agent.
+enum class gate_layout : int {
+  /// Gate g at arc length g L / G (stages::checkpoints: generated tracks, user tracks,
+  /// circuits): the gates near the agent follow from its arc length, with no memory read.
+  even = 0,
+  /// Any arc lengths ascending in g within [0, L) (stages::gate_checkpoints: gate courses, gates
+  /// at anchors): a binary search of gate_arc_length, each step.
+  anchored = 1,
+};
+
 /// One environment's progress, by value.
 struct progress_state {
 #define TRACK_GEN_VALUE(name, type, ext, doc) type name;
@@ -102,14 +113,72 @@ __device__ inline nearest_segment warp_nearest(nearest_segment mine) {
 #endif
 
 
+namespace detail {
+/// The gates of one env, as step()'s wrong-gate search reads them (pointers at the env's first
+/// gate, in the batch's memory space).
+struct gate_list {
+  const float3* centre;
+  const float3* normal;
+  const float* half_width;
+  const float* arc_length;  ///< ascending in g, in [0, length)
+  int num_gates;
+  float length;        ///< centreline length L [m]
+  float half_height;   ///< half-height of every opening [m]
+};
+
+/// The first gate of gates first, ..., first + count - 1 (indices modulo G; at most G of them)
+/// met along the motion (ascending when `forward`) whose opening the segment a-p crosses either
+/// way, skipping first_next and the `passed` gates after it (at least first_next); -1 when none.
+TRACK_GEN_HD inline int crossing_among(gate_list gates, int first, int count, bool forward, float3 a, float3 p,
+                                       int first_next, int passed) {
+  const int num_gates = gates.num_gates;
+  const int step = forward ? 1 : -1, skipped = passed > 0 ? passed : 1;
+  for (int i = 0, g = forward ? first : first + count - 1; i < (count < num_gates ? count : num_gates); ++i, g += step) {
+    const int k = wrap(g, num_gates);
+    if (wrap(k - first_next, num_gates) < skipped) continue;
+    const float3 centre = gates.centre[k], normal = gates.normal[k];
+    if ((dot(a - centre, normal) < 0.0f) == (dot(p - centre, normal) < 0.0f)) continue;  // a and p on one side
+    const track_gen::gate gt{centre, normal, gates.half_width[k], 0.0f};
+    if (crosses_gate(gt, a, p, gates.half_height) || crosses_gate(gt, p, a, gates.half_height)) return k;
+  }
+  return -1;
+}
+
+/// crossing_among over the gates whose arc length, taken around the loop, lies in [lo, hi] (lo
+/// may be negative, hi beyond L; hi - lo < L): a binary search of the ascending arc lengths for
+/// the first, then a walk while they stay in range. For gates at any arc lengths
+/// (gate_layout::anchored).
+TRACK_GEN_HD inline int anchored_crossing(gate_list gates, float lo, float hi, bool forward, float3 a, float3 p,
+                                          int first_next, int passed) {
+  const int num_gates = gates.num_gates;
+  const float length = gates.length;
+  float from = lo - std::floor(lo / length) * length;  // lo wrapped into [0, L)
+  if (from >= length) from = 0.0f;
+  int first = 0, end = num_gates;  // the first gate at or after `from` (num_gates: gate 0, next lap)
+  while (first < end) {
+    const int mid = (first + end) / 2;
+    if (gates.arc_length[mid] < from) first = mid + 1;
+    else end = mid;
+  }
+  int count = 0;
+  for (; count < num_gates; ++count) {
+    const int g = first + count;
+    const float arc = g < num_gates ? gates.arc_length[g] : gates.arc_length[g - num_gates] + length;
+    if (arc - from > hi - lo) break;
+  }
+  return count > 0 ? crossing_among(gates, first, count, forward, a, p, first_next, passed) : -1;
+}
+}  // namespace detail
+
 /// Trivially copyable view of the progress state of a batch, with the tracks it follows.
 /// Pass it by value (or see docs/guide.md, "Views inside conditional bodies"); its members are
 /// `__host__ __device__` (`step_warp`: `__device__`). Valid while its tracker and batch live.
 class progress_tracker_ref {
  public:
   progress_tracker_ref() = default;
-  progress_tracker_ref(const track_batch_ref& tracks, const progress_arrays& progress, int window, float gate_half_height)
-      : tracks_(tracks), progress_(progress), window_(window), gate_half_height_(gate_half_height) {}
+  progress_tracker_ref(const track_batch_ref& tracks, const progress_arrays& progress, int window, float gate_half_height,
+                       gate_layout layout = gate_layout::anchored)
+      : tracks_(tracks), progress_(progress), window_(window), gate_half_height_(gate_half_height), layout_(layout) {}
 
   TRACK_GEN_HD int num_envs() const { return tracks_.num_envs(); }
   /// The tracks this state follows.
@@ -130,6 +199,8 @@ class progress_tracker_ref {
   TRACK_GEN_HD float gate_half_height() const { return gate_half_height_; }
   /// Segments searched around the hint before the O(N) search.
   TRACK_GEN_HD int window() const { return window_; }
+  /// Where the gates lie along the tracks (gate_layout): how step() finds a wrong checkpoint.
+  TRACK_GEN_HD gate_layout layout() const { return layout_; }
 
   /// Resets env e's progress to the start line (next gate 1, nothing passed, no last position).
   TRACK_GEN_HD void reset(int e) const { detail::reset_progress(progress_, e, tracks_.arrays().num_gates[e]); }
@@ -191,10 +262,9 @@ class progress_tracker_ref {
   ///   the gates passed in order; the first met along the motion when several; -1 when none.
   ///   Only the gates within one segment of the segments the projection swept are tested (the
   ///   shorter way round, at most G; none on a usual step between gates): a jump across the
-  ///   infield crossing gates far from both projections is not reported. The candidates are
-  ///   found from evenly spaced gates (gate g at g L / G, as stages::checkpoints places them):
-  ///   on gate courses (gates at anchors, docs/drones.md) a wrong gate can go unreported. Always
-  ///   -1 on a one-gate track (its only gate is the next one) and on the first step after a reset.
+  ///   infield crossing gates far from both projections is not reported. The candidates come
+  ///   from the gates' arc lengths (gate_layout: by arithmetic for evenly spaced gates, by a
+  ///   binary search of gate_arc_length for gates at anchors). Always -1 on a one-gate track (its only gate is the next one) and on the first step after a reset.
   /// A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
   /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
   /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's
@@ -280,7 +350,8 @@ class progress_tracker_ref {
       const float3 d = p - a;
       if (dot(d, d) > 1e-12f && dot(d, pr.tangent) < 0.0f) flags |= progress_flags::wrong_way;
       const int num_gates = tr.num_gates();
-      int next = progress_.next_gate[e];
+      const int first_next = progress_.next_gate[e];
+      int next = first_next;
       int to_lap = 0;
       int passed = 0;
       // One gate (G = 1): the next gate is always gate 0, so crossing it backwards must be
@@ -312,12 +383,12 @@ class progress_tracker_ref {
         ++passed;
       }
       if (passed > 0) passed_gate = next == 0 ? num_gates - 1 : next - 1;
-      // The hint is read again rather than kept in pending_step: one register less across
-      // step_warp's shared search (the step kernel sits at its 64-register bound).
-      if (num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.hint[e], pr, a, p, progress_.next_gate[e], passed);
-      progress_.next_gate[e] = next;
-      if (passed > 0) progress_.gates_to_lap[e] = to_lap;
-      progress_.gates_passed[e] += passed;
+      if (num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.lap_progress[e], pr, a, p, first_next, passed);
+      if (passed > 0) {  // the usual step passes no gate and writes none of these
+        progress_.next_gate[e] = next;
+        progress_.gates_to_lap[e] = to_lap;
+        progress_.gates_passed[e] += passed;
+      }
     } else if (tr.num_gates() == 1 && pr.arc_length > 0.5f * tr.length() && progress_.gates_to_lap[e] > 0) {
       // The first step after a reset, one gate: the reset deems gate 0 passed, but an agent in the
       // back half of the loop has not passed it since: its first forward crossing only restores
@@ -335,44 +406,49 @@ class progress_tracker_ref {
 
  private:
   /// step()'s wrong_checkpoint: the first gate, along the motion from `a` to `p`, that the
-  /// segment crosses either way, among the gates whose arc length lies within one segment of the
-  /// segments the projection swept (from the last projection's segment `from_segment` to the new
-  /// one, the shorter way round; at most G of them), skipping `first_next` (the next gate at the
-  /// start of the step) and the `passed` gates after it that the step passed in order. -1 when
-  /// none. G > 1.
+  /// segment crosses either way, among the gates whose arc length lies within one sample
+  /// spacing of the arc lengths swept from `a`'s projection (`from_arc`, the last step's) to
+  /// `p`'s (`pr`), the shorter way round (at most G gates), skipping `first_next` (the next gate
+  /// at the start of the step) and the `passed` gates after it that the step passed in order.
+  /// -1 when none. G > 1.
   ///
-  /// Why one segment is enough: a crossing point lies on the gate's plane (normal to the
+  /// Why one sample spacing is enough: a crossing point lies on the gate's plane (normal to the
   /// tangent at the gate) within its opening, at most the half-width from the centreline, where
-  /// the validated turn radius exceeds the half-width; its foot on the centreline is then within
-  /// a segment of the gate, and for a step that stays in the road's tube the feet of a and p
-  /// bracket it. The usual step (inside one segment, far from a gate) tests no gate at all:
-  /// about (|moved segments| + 3) G / N gates are tested per step.
-  TRACK_GEN_HD int wrong_crossing(const track_ref& tr, int from_segment, const projection& pr, float3 a, float3 p,
+  /// the validated turn radius exceeds the half-width; its foot on the centreline polyline is
+  /// then within a segment of the gate, and for a step that stays in the road's tube the feet
+  /// of a and p bracket it.
+  ///
+  /// The candidates: with gate_layout::even (gate g at g L / G) by arithmetic, no memory read,
+  /// so the usual step (far from a gate) reads no gate at all; with gate_layout::anchored by a
+  /// binary search of the env's gate_arc_length (ascending in g, in [0, L)).
+  TRACK_GEN_HD int wrong_crossing(const track_ref& tr, float from_arc, const projection& pr, float3 a, float3 p,
                                   int first_next, int passed) const {
     using namespace detail;
-    const int num_gates = tr.num_gates(), n = tr.num_samples();
-    const float ds = tr.sample_spacing(), per_metre = static_cast<float>(num_gates) / tr.length();
-    const int moved = wrap(pr.segment - from_segment + n / 2, n) - n / 2;  // in [-N/2, N/2)
-    const float start = static_cast<float>(from_segment) * ds;
-    const float lo = start + static_cast<float>((moved < 0 ? moved : 0) - 1) * ds;
-    const float hi = start + static_cast<float>((moved > 0 ? moved : 0) + 2) * ds;
-    const int first = static_cast<int>(std::ceil(lo * per_metre)), last = static_cast<int>(std::floor(hi * per_metre));
-    const int count = last - first + 1;  // gates g (unwrapped) with g L / G in [lo, hi]
-    if (count <= 0) return -1;  // the usual step: no gate nearby, nothing read
-    const int step = moved >= 0 ? 1 : -1, skipped = passed > 0 ? passed : 1;
-    for (int i = 0, g = moved >= 0 ? first : last; i < (count < num_gates ? count : num_gates); ++i, g += step) {
-      const int gate = wrap(g, num_gates);
-      if (wrap(gate - first_next, num_gates) < skipped) continue;
-      const track_gen::gate gt = tr.gate(gate);
-      if (crosses_gate(gt, a, p, gate_half_height_) || crosses_gate(gt, p, a, gate_half_height_)) return gate;
+    const float length = tr.length(), ds = tr.sample_spacing();
+    float moved = pr.arc_length - from_arc;  // the shorter way round, in [-L/2, L/2]
+    if (moved > 0.5f * length) moved -= length;
+    else if (moved < -0.5f * length) moved += length;
+    const float lo = from_arc + (moved < 0.0f ? moved : 0.0f) - ds;
+    const float hi = from_arc + (moved > 0.0f ? moved : 0.0f) + ds;
+    if (layout_ == gate_layout::even) {
+      const float per_metre = static_cast<float>(tr.num_gates()) / length;
+      const int first = static_cast<int>(std::ceil(lo * per_metre)), last = static_cast<int>(std::floor(hi * per_metre));
+      if (last < first) return -1;  // the usual step: no gate nearby, nothing read
+      return detail::crossing_among(gate_list_of(tr), first, last - first + 1, moved >= 0.0f, a, p, first_next, passed);
     }
-    return -1;
+    return detail::anchored_crossing(gate_list_of(tr), lo, hi, moved >= 0.0f, a, p, first_next, passed);
+  }
+
+  TRACK_GEN_HD detail::gate_list gate_list_of(const track_ref& tr) const {
+    const track_arrays& t = tr.arrays();
+    return {t.gate_centre, t.gate_normal, t.gate_half_width, t.gate_arc_length, tr.num_gates(), tr.length(), gate_half_height_};
   }
 
   track_batch_ref tracks_;
   progress_arrays progress_;
   int window_ = 8;
   float gate_half_height_ = 1.0f;
+  gate_layout layout_ = gate_layout::anchored;
 };
 
 /// The progress of one agent per env along the tracks of a batch. Owns the progress arrays;
@@ -395,19 +471,26 @@ class progress_tracker {
   /// Allocates the progress state of every env of `tracks`, reset to the start line
   /// (asynchronous on `stream`).
   /// @param gate_half_height half-height of every gate's opening [m], > 0.
+  /// @param gates where the batch's gates lie (gate_layout): gate_layout::even only for tracks
+  ///        whose gate g sits at g L / G (stages::checkpoints), which makes the step's wrong-gate
+  ///        search free of memory reads; gate_layout::anchored (the default) is right for any
+  ///        ascending gate arc lengths.
   /// @throws std::invalid_argument gate_half_height <= 0. @throws capture_error `stream` is
   ///         capturing (this allocates). @throws cuda_error.
-  progress_tracker(const track_batch<Policy>& tracks, float gate_half_height, stream_type stream = {})
-      : progress_tracker(tracks.view(), gate_half_height, nullptr, tracks.owner(), stream) {
+  progress_tracker(const track_batch<Policy>& tracks, float gate_half_height, gate_layout gates, stream_type stream = {})
+      : progress_tracker(tracks.view(), gate_half_height, gates, nullptr, tracks.owner(), stream) {
     reset(env_mask{}, stream);
   }
+  /// The tracker of gate_layout::anchored gates (see above).
+  progress_tracker(const track_batch<Policy>& tracks, float gate_half_height, stream_type stream = {})
+      : progress_tracker(tracks, gate_half_height, gate_layout::anchored, stream) {}
 
   /// For composers (course): over `memory` (required_bytes, 256-byte aligned, the backend's
   /// memory space; null: allocate), zeroed: the state is then reset by the generator's hook
   /// (reset_hook) or by reset(). `also_keep`: what else the captures of its calls must keep
   /// alive (the batch's owner; with ownership::anchored).
-  progress_tracker(const track_batch_ref& tracks, float gate_half_height, std::shared_ptr<unsigned char> memory,
-                   std::shared_ptr<const void> also_keep, stream_type stream)
+  progress_tracker(const track_batch_ref& tracks, float gate_half_height, gate_layout gates,
+                   std::shared_ptr<unsigned char> memory, std::shared_ptr<const void> also_keep, stream_type stream)
       : layout_(plan(tracks.num_envs())) {
     if (!(gate_half_height > 0.0f))
       throw std::invalid_argument("track_gen: progress_tracker: gate_half_height = " + std::to_string(gate_half_height) +
@@ -422,7 +505,7 @@ class progress_tracker {
     ops::template prepare_progress<tuning, progress_tracker_ref>();
     ops::zero(memory_.get(), layout_.bytes, stream);
     view_ = progress_tracker_ref(tracks, progress_arrays::at(memory_.get(), layout_.arrays), tuning::projection_window,
-                                 gate_half_height);
+                                 gate_half_height, gates);
     if constexpr (ops::kernels_read_resident_views) {
       ops::copy_from_host(memory_.get() + layout_.resident, &view_, sizeof(view_), stream);
       resident_ = reinterpret_cast<const progress_tracker_ref*>(memory_.get() + layout_.resident);

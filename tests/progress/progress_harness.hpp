@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -577,13 +578,14 @@ struct backend_support<tg::backend::cuda> {
 // ---------------------------------------------------------------------------------------------
 // The rig.
 
-/// A course of user tracks on `Policy`'s backend, with the agents' positions: set
-/// `positions[e]` on the host, then `step()` uploads them and advances the course.
-template <class Policy>
+/// A course of user tracks (or of `Pipeline`'s random tracks) on `Policy`'s backend, with the
+/// agents' positions: set `positions[e]` on the host, then `step()` uploads them and advances
+/// the course (and its twin tracker, when add_twin made one).
+template <class Policy, class Pipeline = tg::presets::track_pipeline>
 class rig {
  public:
   using support = backend_support<typename Policy::backend_type>;
-  using course_type = tg::course<tg::presets::track_pipeline, Policy>;
+  using course_type = tg::course<Pipeline, Policy>;
   template <class T>
   using buffer = typename support::template buffer<T>;
 
@@ -603,8 +605,19 @@ class rig {
   void step() {
     device_positions_.upload(positions, stream_);
     course_.step(stream_.get());
+    if (twin_ != nullptr) twin_->step(stream_.get());
   }
   tg::progress_snapshot progress() const { return course_.copy_progress(stream_.get()); }
+
+  /// A second, standalone progress tracker over the course's tracks with gate layout `gates`,
+  /// reset to the start line and bound to the same positions: stepped with the course from now
+  /// on (not regenerated with it: compare the two only on paths without regenerate).
+  void add_twin(tg::gate_layout gates, float gate_half_height) {
+    twin_ = std::make_unique<tg::progress_tracker<Policy>>(course_.batch(), gate_half_height, gates, stream_.get());
+    twin_->bind(device_positions_.data());
+  }
+  /// The twin tracker's progress (add_twin).
+  tg::progress_snapshot twin_progress() const { return twin_->copy(stream_.get()); }
   tg::track_snapshot tracks() const { return course_.copy_tracks(stream_.get()); }
 
   /// Regenerates the envs with a nonzero mask entry (the mask goes to the backend's memory).
@@ -654,6 +667,7 @@ class rig {
   course_type course_;
   buffer<float3> device_positions_;
   buffer<std::int32_t> mask_;
+  std::unique_ptr<tg::progress_tracker<Policy>> twin_;
 };
 
 #if defined(__CUDACC__)

@@ -12,6 +12,18 @@
 
 namespace progress_test {
 
+/// Every progress field of every env of `a` and `b` bit for bit (the twin tracker's check).
+inline void check_same_progress(const tg::progress_snapshot& a, const tg::progress_snapshot& b) {
+#define TRACK_GEN_SAME(name, type, ext, doc)                                                         \
+  REQUIRE(a.name.size() == b.name.size());                                                           \
+  for (std::size_t i = 0; i < a.name.size(); ++i) {                                                  \
+    INFO(#name " of env " << i);                                                                     \
+    CHECK(std::memcmp(&a.name[i], &b.name[i], sizeof(type)) == 0);                                   \
+  }
+  TRACK_GEN_PROGRESS_FIELDS(TRACK_GEN_SAME)
+#undef TRACK_GEN_SAME
+}
+
 /// One step of a scripted path: where the agent goes (arc length, metres left of the
 /// centreline) and the events that step must report, worked out by hand from the gate
 /// positions g * L / G.
@@ -34,6 +46,10 @@ TEST_CASE_TEMPLATE_DEFINE("gate events: passed in order, crossed out of order, s
     require_valid_user_tracks(t);
     REQUIRE(t.num_gates[0] == gates);
   }
+  // The course finds wrong gates by arithmetic (gate_layout::even: user tracks' checkpoints);
+  // a twin tracker with the binary search of gate_layout::anchored must agree bit for bit.
+  REQUIRE(r.course().tracker().view().layout() == tg::gate_layout::even);
+  r.add_twin(tg::gate_layout::anchored, r.course().tracker().view().gate_half_height());
   std::vector<scripted_step> path = {
       {1, 0, -1, -1, "first step: primes only"},
       {5, 0, -1, -1, "between gates 0 and 1"},
@@ -86,6 +102,7 @@ TEST_CASE_TEMPLATE_DEFINE("gate events: passed in order, crossed out of order, s
     CHECK(p.laps[0] == laps);
     CHECK(p.checkpoint_passed[1] == -1);
     CHECK(p.wrong_checkpoint[1] == -1);
+    check_same_progress(p, r.twin_progress());
     previous = w.s;
   }
   CHECK(laps == 1);
@@ -104,6 +121,7 @@ TEST_CASE_TEMPLATE_DEFINE("gate events with gates denser than the samples: each 
   require_valid_user_tracks(t);
   const int gates = t.num_gates[0];
   REQUIRE(gates == 628);
+  r.add_twin(tg::gate_layout::anchored, r.course().tracker().view().gate_half_height());
   const double spacing = c.length() / gates;
   std::vector<double> path;
   for (double s = 0.23; s < 3.0; s += 0.3) path.push_back(s);  // forwards from between gates 0 and 1
@@ -139,10 +157,101 @@ TEST_CASE_TEMPLATE_DEFINE("gate events with gates denser than the samples: each 
     CHECK(p.checkpoint_passed[0] == want_passed);
     CHECK(p.wrong_checkpoint[0] == want_wrong);
     CHECK(p.next_gate[0] == next);
+    check_same_progress(p, r.twin_progress());
     if (want_wrong >= 0) ++wrongs;
   }
   CHECK(passed == 8);   // gates 1 to 5, then 6 to 8
   CHECK(wrongs == 6);   // gates 5 to 3 backwards, 3 to 5 forwards again
+}
+
+TEST_CASE_TEMPLATE_DEFINE("gate events on a gate course (gates at anchors, unevenly spaced): a skipped gate is reported", Policy,
+                          step_events_gate_course) {
+  // A random gate course; the scripted env's gate 2 lies at least 3 sample spacings away from
+  // 2 L / G, where evenly spaced gates would put it: a wrong-gate search that assumed even
+  // spacing would not test it. The agent flies the course line past gate 1 outside its opening
+  // (1.25 m to the side of the gate), through gate 2 (wrong: gate 1 is next), back through
+  // gates 2 (wrong again) and 1 (the next gate, backwards: no event), then forwards through
+  // gates 1, 2 and 3 in order. Expected events from the gate arc lengths alone.
+  tg::track_params params = tg::presets::gate_course(16);
+  params.seed = 5;
+  rig<Policy, tg::presets::gate_course_pipeline> r(params, tg::presets::gate_course_spacing(params));
+  REQUIRE(r.course().tracker().view().layout() == tg::gate_layout::anchored);
+  const tg::track_snapshot t = r.tracks();
+  const int n = t.num_samples;
+  int env = -1;
+  for (int e = 0; e < t.num_envs && env < 0; ++e) {
+    const std::size_t i = static_cast<std::size_t>(e);
+    const int g = t.num_gates[i];
+    if (!has(t.status[i], tg::status::valid) || g < 5) continue;
+    const double length = t.length[i], ds = length / n;
+    if (std::fabs(t.gate_arc_length[t.gate_index(e, 2)] - 2.0 * length / g) > 3.0 * ds) env = e;
+  }
+  REQUIRE(env >= 0);
+  const std::size_t ei = static_cast<std::size_t>(env);
+  const double length = t.length[ei], ds = length / n;
+  auto arc = [&](int g) { return static_cast<double>(t.gate_arc_length[t.gate_index(env, g)]); };
+  auto on_line = [&](double s) {  // the sample polyline at arc length s
+    const double u = s / ds;
+    const int k = static_cast<int>(std::floor(u));
+    const float w = static_cast<float>(u - k);
+    const float3 a = t.position[t.sample_index(env, k % n)], b = t.position[t.sample_index(env, (k + 1) % n)];
+    return tg::detail::lerp(a, b, w);
+  };
+  const tg::gate gate1{t.gate_centre[t.gate_index(env, 1)], t.gate_normal[t.gate_index(env, 1)], 0.0f, 0.0f};
+  using tg::detail::operator*;
+  using tg::detail::operator+;
+  const float3 aside = tg::gate_axes(gate1.normal).left * (params.half_width + 0.5f);
+  for (int e = 0; e < t.num_envs; ++e) r.positions[static_cast<std::size_t>(e)] = t.position[t.sample_index(e, 3)];
+
+  // The path: arc lengths (nudged off the gates) and whether the agent is beside gate 1.
+  std::vector<std::pair<double, bool>> path;
+  auto go = [&](double from, double to, bool beside_gate1) {
+    const double step = to > from ? 0.3 : -0.3;
+    for (double s = from; step > 0 ? s <= to : s >= to; s += step) {
+      double at = s;
+      for (int g = 0; g < 4; ++g)
+        if (std::fabs(at - arc(g)) < 0.06) at += 0.12;
+      path.push_back({at, beside_gate1 && std::fabs(at - arc(1)) < 1.0});
+    }
+  };
+  go(arc(1) - 1.5, arc(2) + 0.9, true);
+  go(arc(2) + 0.6, arc(1) - 0.8, false);
+  go(arc(1) - 0.5, arc(3) + 0.5, false);
+
+  int next = 1, passed = 0, wrongs = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const double s = path[i].first;
+    r.positions[ei] = on_line(s) + (path[i].second ? aside : tg::detail::f3(0.0f, 0.0f, 0.0f));
+    r.step();
+    const tg::progress_snapshot p = r.progress();
+    int want_passed = -1, want_wrong = -1;
+    if (i > 0) {
+      const double before = path[i - 1].first;
+      for (int g = 1; g <= 3; ++g) {
+        const bool forwards = before < arc(g) && arc(g) < s, backwards = s < arc(g) && arc(g) < before;
+        const bool beside = g == 1 && path[i].second && path[i - 1].second;
+        if (beside || !(forwards || backwards)) continue;
+        if (g == next) {
+          if (forwards) {
+            want_passed = g;
+            ++next;
+            ++passed;
+          }
+        } else {
+          want_wrong = g;
+        }
+      }
+    }
+    INFO("env " << env << " step " << i << " s = " << s << " (gates at " << arc(1) << ", " << arc(2) << ", " << arc(3)
+                << ") " << describe(entry(p, env)) << " checkpoint_passed " << p.checkpoint_passed[ei]
+                << " wrong_checkpoint " << p.wrong_checkpoint[ei]);
+    CHECK(p.checkpoint_passed[ei] == want_passed);
+    CHECK(p.wrong_checkpoint[ei] == want_wrong);
+    CHECK(p.next_gate[ei] == next);
+    if (want_wrong >= 0) ++wrongs;
+  }
+  CHECK(passed == 3);
+  CHECK(wrongs == 2);  // gate 2 forwards with gate 1 skipped, then backwards
 }
 
 TEST_CASE_TEMPLATE_DEFINE("gate events: reset, spawn and invalid positions clear them", Policy, step_events_clearing) {

@@ -3,6 +3,7 @@
 
 TEST_CASE_TEMPLATE_APPLY(progress_test::step_events_scripted_path, std::tuple<track_gen::host_policy>);
 TEST_CASE_TEMPLATE_APPLY(progress_test::step_events_dense_gates, std::tuple<track_gen::host_policy>);
+TEST_CASE_TEMPLATE_APPLY(progress_test::step_events_gate_course, std::tuple<track_gen::host_policy>);
 TEST_CASE_TEMPLATE_APPLY(progress_test::step_events_clearing, std::tuple<track_gen::host_policy>);
 TEST_CASE_TEMPLATE_APPLY(progress_test::step_events_contacts, std::tuple<track_gen::host_policy>);
 TEST_CASE_TEMPLATE_APPLY(progress_test::step_events_bind_checks, std::tuple<track_gen::host_policy>);

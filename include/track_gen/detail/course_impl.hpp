@@ -84,6 +84,7 @@ course<Pipeline, Policy>::course(parts p, stream_type stream)
       batch_(p.inputs.params.num_envs, p.inputs.params.num_samples, p.inputs.plan.max_gates,
              std::shared_ptr<unsigned char>(storage_, storage_.get()), stream),
       tracker_(batch_.view(), p.inputs.params.gate_half_height,
+               Pipeline::gates_evenly_spaced ? gate_layout::even : gate_layout::anchored,
                std::shared_ptr<unsigned char>(storage_, storage_.get() + p.batch_bytes), nullptr, stream),
       generator_(std::move(p.inputs), batch_.view(), tracker_.reset_hook(),
                  std::shared_ptr<unsigned char>(storage_, storage_.get() + p.batch_bytes + p.progress_bytes), nullptr,

@@ -27,7 +27,7 @@
   X(gate_centre, float3, gates, "gate centres, on the centreline [m]")                                                \
   X(gate_normal, float3, gates, "unit gate normals: the track tangent, the forward crossing direction")               \
   X(gate_half_width, float, gates, "half-width of each gate's opening [m]")                                          \
-  X(gate_arc_length, float, gates, "arc length of each gate from the start line, g * L / G [m]")                     \
+  X(gate_arc_length, float, gates, "arc length of each gate from the start line, ascending in [0, L): g * L / G for checkpoints [m]") \
   X(length, float, env, "centreline length L [m]")                                                                    \
   X(num_gates, int, env, "gates in use G = floor(L / spacing), in [1, G_max]")                                        \
   X(status, std::uint32_t, env, "status bits (status.hpp)")                                                           \
