@@ -15,6 +15,8 @@
 
 #include <c10/cuda/CUDAGuard.h>
 
+#include "kernels.cuh"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -365,9 +367,23 @@ class py_course {
     course_->bind(p, q, h, stream_of(stream, device_));
   }
 
-  void step(std::optional<std::uintptr_t> stream) {
+  /// The course's step, then, when `passed` is given, the 0/1 columns of Course.step()'s
+  /// outputs from the bit fields in one launch: `passed` and `wrong_way` [E] int32 (progress
+  /// flags gate_passed / wrong_way), and with boxes bound `oob` [E] int32 (contact flag
+  /// out_of_bounds); the same stream, so a capture records both.
+  void step(std::optional<std::uintptr_t> stream, const std::optional<at::Tensor>& passed,
+            const std::optional<at::Tensor>& wrong_way, const std::optional<at::Tensor>& oob) {
     c10::cuda::CUDAGuard guard(device_);
-    course_->step(stream_of(stream, device_));
+    const ::cuda::stream_ref s = stream_of(stream, device_);
+    course_->step(s);
+    if (!passed.has_value()) return;
+    if (!wrong_way.has_value()) throw std::invalid_argument("track_gen: step: passed given without wrong_way");
+    const std::int64_t e = course_->num_envs();
+    std::int32_t* p = query_tensor<std::int32_t>(*passed, at::kInt, {e}, device_, "passed");
+    std::int32_t* w = query_tensor<std::int32_t>(*wrong_way, at::kInt, {e}, device_, "wrong_way");
+    std::int32_t* o = oob.has_value() ? query_tensor<std::int32_t>(*oob, at::kInt, {e}, device_, "oob") : nullptr;
+    const tg::course_ref view = course_->view();
+    track_gen_python::launch_step_bits(view.progress_data().flags, view.contacts().contact_flags, p, w, o, static_cast<int>(e), s.get());
   }
 
   /// `mask`: None (every env) or [E] int32/bool/uint8; `conditional` / `capture_mode`: how to
@@ -589,7 +605,12 @@ PYBIND11_MODULE(_C, m) {
               opt_stream s) { python_errors([&] { c.bind(t, q, h, s); }); },
            py::arg("position"), py::arg("orientation") = py::none(), py::arg("half_extents") = py::none(),
            py::arg("stream") = py::none())
-      .def("step", [](py_course& c, opt_stream s) { python_errors([&] { c.step(s); }); }, py::arg("stream") = py::none())
+      .def(
+          "step",
+          [](py_course& c, opt_stream s, const std::optional<at::Tensor>& passed, const std::optional<at::Tensor>& wrong_way,
+             const std::optional<at::Tensor>& oob) { python_errors([&] { c.step(s, passed, wrong_way, oob); }); },
+          py::arg("stream") = py::none(), py::arg("passed") = py::none(), py::arg("wrong_way") = py::none(),
+          py::arg("oob") = py::none())
       .def("regenerate",
            [](py_course& c, const std::optional<at::Tensor>& mask, bool advance, opt_stream s, bool conditional, int mode) {
              python_errors([&] { c.regenerate(mask, advance, s, conditional, mode); });

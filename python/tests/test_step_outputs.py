@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from track_gen.course import Course
+from track_gen.course import Course, progress_flag_bits
 from track_gen.pipeline import presets
 
 pytestmark = pytest.mark.gpu
@@ -78,6 +78,11 @@ def test_gate_events_on_a_scripted_path():
         got = (int(ev.checkpoint_passed[0]), int(ev.wrong_checkpoint[0]))
         assert got == (want_passed, want_wrong), (i, s, got)
         assert int(ev.passed[0]) == (1 if want_passed >= 0 else 0), i
+        # The 0/1 columns are the flag bits of every env (the extension's step bits kernel).
+        bits = progress_flag_bits()
+        assert torch.equal(ev.passed, ((ev.flags & bits["gate_passed"]) != 0).int()), i
+        assert torch.equal(ev.wrong_way, ((ev.flags & bits["wrong_way"]) != 0).int()), i
+        assert int(ev.wrong_way[0]) == (1 if i > 0 and s < path[i - 1][0] else 0), i
         passed += 2 if i == len(path) - 1 else (1 if want_passed >= 0 else 0)
         assert int(ev.progress[0]) == passed, i
         if want_passed >= 0:

@@ -36,7 +36,13 @@ class Course:
     ) -> None:
         """position float32 [E, 3]; orientation float32 [E, 4] (x, y, z, w) and half_extents
         float32 [E, 2] [m], both or neither (checked once: synchronises the stream)."""
-    def step(self, stream: Optional[int] = None) -> None: ...
+    def step(
+        self,
+        stream: Optional[int] = None,
+        passed: Optional[torch.Tensor] = None,
+        wrong_way: Optional[torch.Tensor] = None,
+        oob: Optional[torch.Tensor] = None,
+    ) -> None: ...
     def regenerate(
         self, mask: Optional[torch.Tensor], advance: bool, stream: Optional[int], conditional: bool, capture_mode: int
     ) -> None:

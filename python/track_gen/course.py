@@ -396,8 +396,8 @@ class Course:
         """Advances every env's progress to its bound position: nearest centreline point, lateral
         offset, off-track, wrong way, gates passed in order, laps, and this step's gate events;
         with boxes bound (:meth:`bind`), each env's box contact too. Asynchronous on ``stream``
-        (default: torch's current stream); recorded when that stream is capturing (with the few
-        elementwise torch ops that fill ``passed``, ``wrong_way``, ``oob`` and reorder (w, x, y, z)
+        (default: torch's current stream); recorded when that stream is capturing (with the kernel
+        that fills ``passed``, ``wrong_way`` and ``oob``, and the torch ops that reorder (w, x, y, z)
         quaternions, into buffers made by the first call: make it before capturing).
 
         Returns:
@@ -415,22 +415,22 @@ class Course:
         boxes = self.__dict__.get("_boxes")
         if boxes is not None and boxes["reorder"]:
             self._reorder(boxes["orientation"], boxes["quat"], stream)
-        self._impl.step(_stream_arg(stream))
-        return self._step_outputs(boxes is not None, stream)
+        b = self._step_buffers()
+        # One launch after the step fills the 0/1 columns from the flag bits.
+        self._impl.step(_stream_arg(stream), b["passed"], b["wrong_way"], b["oob"] if boxes is not None else None)
+        return self._step_outputs(boxes is not None)
 
-    def _step_outputs(self, with_contacts: bool, stream) -> StepOutputs:
-        """The step's tensors: views of the course's memory, and the flag bits as 0/1 int32."""
+    def _step_buffers(self) -> dict:
+        """The [E] int32 buffers of the step's 0/1 columns (made by the first step)."""
         import torch  # noqa: PLC0415
         E, dev = self.num_envs, self.device
-        b = self._buffers("step", lambda: {k: torch.zeros(E, dtype=torch.int32, device=dev)
-                                           for k in ("passed", "wrong_way", "oob")})
-        bits = _progress_flag_bits()
+        return self._buffers("step", lambda: {k: torch.zeros(E, dtype=torch.int32, device=dev)
+                                              for k in ("passed", "wrong_way", "oob")})
+
+    def _step_outputs(self, with_contacts: bool) -> StepOutputs:
+        """The step's tensors: views of the course's memory, and the flag bits as 0/1 int32."""
+        b = self._step_buffers()
         p, t = self._progress, self._impl_tensors
-        with _torch_stream(stream):
-            torch.bitwise_and(p.flags, bits["gate_passed"], out=b["passed"]).clamp_(max=1)
-            torch.bitwise_and(p.flags, bits["wrong_way"], out=b["wrong_way"]).clamp_(max=1)
-            if with_contacts:
-                torch.bitwise_and(t["contact_flags"], 1, out=b["oob"])
         events = Events(b["passed"], p.checkpoint_passed, p.next_gate, p.laps, p.gates_passed, b["wrong_way"],
                         p.wrong_checkpoint, p.flags)
         contacts = None
