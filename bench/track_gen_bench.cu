@@ -6,6 +6,8 @@
 /// - `step`: course::step (progress of one agent per env), preset `track` (N = 256), for every E
 ///   of --step-envs; before each timed step an untimed kernel moves every agent a little along
 ///   its track with a small lateral swing, so that the projection does its usual local search;
+/// - `step_with_boxes`: the same step with one box per env bound (a 0.4 x 0.2 m footprint): the
+///   progress step, then the exact box contacts (collision.hpp) of every env;
 /// - `step_after_reset`: the same, but the untimed kernel also resets every env's progress
 ///   (course_ref::reset_progress), as a regeneration does: each projection is the O(N) search
 ///   (no last position), the cost of the first step after every env was regenerated;
@@ -296,14 +298,16 @@ __global__ void reset_progress_kernel(const tg::course_ref view) {
   if (e < view.num_envs()) view.reset_progress(e);
 }
 
-/// A `step` row, or with `after_reset` a `step_after_reset` row.
-row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset) {
-  tg::track_params params = tg::presets::track(static_cast<int>(envs));
-  params.seed = o.seed;
+/// What a step row times: the usual step, the step after every env's reset, or the step with one
+/// box per env bound (course::bind with orientations and half extents: the progress step, then
+/// the exact box contacts, collision.hpp).
+enum class step_kind { usual, after_reset, with_boxes };
+
+/// Times course.step after moving the agents (run_step's rows).
+row time_step(tg::course<>& course, device_buffer<float3>& positions, long envs, const options& o, cudaStream_t stream,
+              step_kind kind, int num_samples) {
+  const bool after_reset = kind == step_kind::after_reset;
   const ::cuda::stream_ref sref(stream);
-  tg::course<> course(params, o.spacing, sref);
-  device_buffer<float3> positions(static_cast<std::size_t>(envs));
-  course.bind(positions.get());
   const unsigned threads = 256, blocks = static_cast<unsigned>((envs + 255) / 256);
   const tg::course_ref view = course.view();
   // Agents 0.15 m further along their tracks each call (about one sample spacing).
@@ -319,9 +323,9 @@ row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset)
     call(w);
   });
   row r;
-  r.scenario = after_reset ? "step_after_reset" : "step";
+  r.scenario = after_reset ? "step_after_reset" : kind == step_kind::with_boxes ? "step_with_boxes" : "step";
   r.envs = envs;
-  r.samples = params.num_samples;
+  r.samples = num_samples;
   r.repeats = row_repeats(pace, o);
   r.ms = summarise(time_calls(r.repeats, stream, move, call));
   r.rate = static_cast<double>(envs) / (r.ms.median * 1e-3);
@@ -338,7 +342,16 @@ row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset)
   if (off != 0) std::fprintf(stderr, "warning: %.0f of %ld agents off track in the step benchmark\n", off, envs);
   r.extra["env_steps_per_s"] = number(r.rate, "%.6e");
   r.extra["window"] = tg::default_tuning::projection_window;
-  if (after_reset) {
+  if (kind == step_kind::with_boxes) {
+    // The byte model is the progress step's alone; count the boxes off the road instead.
+    std::vector<std::uint32_t> contact(static_cast<std::size_t>(envs));
+    BENCH_CUDA(cudaMemcpy(contact.data(), view.contacts().contact_flags, contact.size() * sizeof(std::uint32_t),
+                          cudaMemcpyDeviceToHost));
+    double out = 0;
+    for (std::uint32_t f : contact) out += (f & tg::contact_flags::out_of_bounds) != 0u;
+    r.extra["boxes_out_of_bounds_fraction"] = number(out / static_cast<double>(envs), "%.6f");
+    r.extra["off_track_fraction"] = number(off / static_cast<double>(envs), "%.6f");
+  } else if (after_reset) {
     // The byte model and the full_search flag are those of the usual step: a step after a reset
     // reads every sample of the track and sets no flag (no last position), so neither is reported.
     r.extra["off_track_fraction"] = number(off / static_cast<double>(envs), "%.6f");
@@ -351,6 +364,28 @@ row run_step(long envs, const options& o, cudaStream_t stream, bool after_reset)
     r.extra["full_search_fraction"] = number(full / static_cast<double>(envs), "%.6f");
   }
   return r;
+}
+
+/// A `step`, `step_after_reset` or `step_with_boxes` row.
+row run_step(long envs, const options& o, cudaStream_t stream, step_kind kind) {
+  tg::track_params params = tg::presets::track(static_cast<int>(envs));
+  params.seed = o.seed;
+  const ::cuda::stream_ref sref(stream);
+  tg::course<> course(params, o.spacing, sref);
+  device_buffer<float3> positions(static_cast<std::size_t>(envs));
+  if (kind == step_kind::with_boxes) {
+    // A car's footprint, 0.4 x 0.2 m, yawed 0.3 rad from the x axis (a unit quaternion x, y, z, w).
+    const std::vector<float4> q(static_cast<std::size_t>(envs), make_float4(0.0f, 0.0f, std::sin(0.15f), std::cos(0.15f)));
+    const std::vector<float2> h(static_cast<std::size_t>(envs), make_float2(0.2f, 0.1f));
+    device_buffer<float4> orientations(q.size());
+    device_buffer<float2> half_extents(h.size());
+    BENCH_CUDA(cudaMemcpy(orientations.get(), q.data(), q.size() * sizeof(float4), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(half_extents.get(), h.data(), h.size() * sizeof(float2), cudaMemcpyHostToDevice));
+    course.bind(positions.get(), orientations.get(), half_extents.get(), sref);
+    return time_step(course, positions, envs, o, stream, kind, params.num_samples);
+  }
+  course.bind(positions.get());
+  return time_step(course, positions, envs, o, stream, kind, params.num_samples);
 }
 
 /// The copy floor: cudaMemcpyAsync device to device, then the copy kernel, of `bytes` bytes.
@@ -657,9 +692,11 @@ int main(int argc, char** argv) {
     if (o.step) {
       for (long e : o.step_envs) {
         if (e > o.max_envs) continue;
-        attempt("step E=" + std::to_string(e), errors, [&] { rows.push_back(run_step(e, o, stream, false)); });
+        attempt("step E=" + std::to_string(e), errors, [&] { rows.push_back(run_step(e, o, stream, step_kind::usual)); });
         attempt("step_after_reset E=" + std::to_string(e), errors,
-                [&] { rows.push_back(run_step(e, o, stream, true)); });
+                [&] { rows.push_back(run_step(e, o, stream, step_kind::after_reset)); });
+        attempt("step_with_boxes E=" + std::to_string(e), errors,
+                [&] { rows.push_back(run_step(e, o, stream, step_kind::with_boxes)); });
       }
     }
     if (o.sdf) {
