@@ -12,8 +12,8 @@ TEST_CASE_TEMPLATE_APPLY(gate_frame_test::gate_frame_arguments, std::tuple<track
 namespace gate_frame_test {
 
 // The batch query recorded into a CUDA graph (one kernel node): a replay after the centres change
-// in place writes what an eager call with the new centres writes, bit for bit, and the host
-// backend's values within float tolerance (fused multiply-adds).
+// in place writes what an eager call with the new centres writes, bit for bit, and what the host
+// backend computes on the host's course (the same courses up to the backends' rounding).
 TEST_CASE("batch collide_gate_frames recorded into a CUDA graph replays with the current centres") {
   using B = backend<tg::cuda_policy>;
   B::stream_holder stream;
@@ -80,9 +80,11 @@ TEST_CASE("batch collide_gate_frames recorded into a CUDA graph replays with the
     int hits = 0, differ = 0;
     for (std::size_t e = 0; e < n; ++e) {
       hits += (replay_flags[e] & tg::contact_flags::hit) != 0u ? 1 : 0;
-      differ += std::fabs(double(replay_distance[e]) - host_distance[e]) > 1e-3 ? 1 : 0;
+      differ += std::fabs(double(replay_distance[e]) - host_distance[e]) > 1e-2 ? 1 : 0;
     }
-    MESSAGE(hits << " hits of " << n << "; " << differ << " envs differ from the host by more than 1 mm");
+    // The backends' gates agree within 1e-4 L (DESIGN §6; L ~ 70 m), and a few envs may differ in
+    // status: 1 cm, in at most 2 % of the envs.
+    MESSAGE(hits << " hits of " << n << "; " << differ << " envs differ from the host by more than 1 cm");
     CHECK(differ <= num_envs / 50);
     if (c == &first) CHECK(hits == num_envs);
   }
