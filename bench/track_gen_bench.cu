@@ -19,7 +19,12 @@
 /// - `sdf`: the SDF collision backend (sdf.hpp) for every E of --step-envs and R of
 ///   --sdf-resolutions: `sdf_bake` (every env), `sdf_bake_masked` (one env in 16, as after a
 ///   masked regeneration; us_per_baked_env counts only those) and `sdf_query` (collide_box of one
-///   box per env).
+///   box per env);
+/// - `gate_frames`: gate-frame collision (gate_collision.hpp) through the batch query
+///   collide_gate_frames, for every E of --step-envs, on gate courses (presets::gate_course): one
+///   sphere (0.15 m) per env beside its next gate's left post, every output written;
+///   `gate_frames` tests the next and previous gates (gate_scope::adjacent), `gate_frames_all`
+///   every gate of the env (gate_scope::all, 6-12 gates).
 ///
 /// Method: CUDA events around each call on a dedicated non-blocking stream, --warmup untimed
 /// calls, then the median, p10, p90 (linear interpolation between ranks), minimum and maximum of
@@ -111,6 +116,17 @@ __global__ void sdf_query_kernel(const tg::sdf_ref field, const tg::box* boxes, 
   clearance[e] = c.clearance;
 }
 
+/// Thread e: env e's drone 0.1 m inside the opening beside its next gate's left post, at the
+/// gate's centre height (the sphere of the gate_frames rows overlaps the post).
+__global__ void gate_frame_drones_kernel(const tg::course_ref view, float3* centres) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= view.num_envs()) return;
+  const tg::gate g = view.gate(e, view.progress_data().next_gate[e]);
+  const tg::gate_axes_t a = tg::gate_axes(g.normal);
+  const float side = g.half_width - 0.1f;
+  centres[e] = float3{g.centre.x + a.left.x * side, g.centre.y + a.left.y * side, g.centre.z + a.left.z * side};
+}
+
 /// Bytes that one env's step must read and write on the usual path (the agent is still on the
 /// segment of its last projection, no gate or lap event), each byte counted once
 /// (course_ref::step and track_ref::project):
@@ -152,7 +168,7 @@ struct options : track_gen_bench::common_options {
   int warmup = 3;
   double row_cap_s = 0;  // 0: no cap
   long copy_mib = 2048;
-  bool generate = true, step = true, long_rows = true, copy = true, sdf = true;
+  bool generate = true, step = true, long_rows = true, copy = true, sdf = true, gate_frames = true;
   std::vector<int> sdf_resolutions = {32, 64, 128};  // sdf rows: texels per side R
   std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
   std::vector<std::string> generators;  // extra generate_family rows: these families ("mix": equal weights)
@@ -509,11 +525,51 @@ std::vector<row> run_sdf(long envs, int resolution, const options& o, cudaStream
   return rows;
 }
 
+/// gate_collision.hpp's batch query on gate courses of `envs` envs: gate_frames (the next and
+/// previous gates) and gate_frames_all (every gate), one sphere per env, every output written.
+std::vector<row> run_gate_frames(long envs, const options& o, cudaStream_t stream) {
+  std::vector<row> rows;
+  const ::cuda::stream_ref sref(stream);
+  tg::track_params params = tg::presets::gate_course(static_cast<int>(envs));
+  params.seed = o.seed;
+  tg::course<tg::presets::gate_course_pipeline> course(params, tg::presets::gate_course_spacing(params), sref);
+  const std::size_t n = static_cast<std::size_t>(envs);
+  device_buffer<float3> centres(n), point(n), normal(n);
+  device_buffer<std::uint32_t> flags(n);
+  device_buffer<float> depth(n), distance(n);
+  device_buffer<int> member(n), gate(n);
+  gate_frame_drones_kernel<<<static_cast<unsigned>((envs + 127) / 128), 128, 0, stream>>>(course.view(), centres.get());
+  BENCH_CUDA(cudaGetLastError());
+  const tg::gate_frame_outputs out{flags.get(), depth.get(), distance.get(), point.get(), normal.get(), member.get(),
+                                   gate.get()};
+  for (const tg::gate_scope scope : {tg::gate_scope::adjacent, tg::gate_scope::all}) {
+    const auto call = [&](int) {
+      tg::collide_gate_frames<tg::backend::cuda>(course.view(), centres.get(), 0.15f, tg::gate_frame{0.05f, 0.05f},
+                                                 scope, out, sref);
+    };
+    row r;
+    r.scenario = scope == tg::gate_scope::adjacent ? "gate_frames" : "gate_frames_all";
+    r.envs = envs;
+    r.samples = params.num_samples;
+    r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+    r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+    r.rate = envs / (r.ms.median * 1e-3);
+    std::vector<std::uint32_t> host_flags(n);
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    BENCH_CUDA(cudaMemcpy(host_flags.data(), flags.get(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    long hits = 0;
+    for (const std::uint32_t f : host_flags) hits += (f & tg::contact_flags::hit) != 0u ? 1 : 0;
+    r.extra = {{"radius_m", 0.15}, {"frame_half_thickness_m", 0.05}, {"frame_half_depth_m", 0.05}, {"hits", hits}};
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 /// The options of the command line in `o`: -1 to go on, else the exit status.
 int parse(int argc, char** argv, options& o) {
   using namespace track_gen_bench;
-  CLI::App app("track_gen_bench: GPU throughput of track_gen (generate, step, step_after_reset, long_track) and the "
-               "copy-bandwidth floor, timed with CUDA events.");
+  CLI::App app("track_gen_bench: GPU throughput of track_gen (generate, step, step_after_reset, long_track, sdf, "
+               "gate_frames) and the copy-bandwidth floor, timed with CUDA events.");
   add_common_options(app, o);
   app.add_option("--envs", o.envs, "envs E of the generate rows")->delimiter(',')->check(in_range(1L, long{INT_MAX}));
   app.add_option("--samples", o.samples, "samples N per track of the generate rows")
@@ -540,7 +596,7 @@ int parse(int argc, char** argv, options& o) {
   std::vector<std::string> only;
   app.add_option("--only", only, "only these scenarios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf"}))
+      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf", "gate_frames"}))
       ->default_str("all of them");
   bool no_long = false, quick = false;
   app.add_flag("--no-long", no_long, "no long_track rows");
@@ -574,6 +630,7 @@ int parse(int argc, char** argv, options& o) {
     o.copy = has("copy");
     o.long_rows = has("long");
     o.sdf = has("sdf");
+    o.gate_frames = has("gate_frames");
   }
   if (no_long) o.long_rows = false;
   if (o.step_envs.empty()) o.step_envs = o.envs;
@@ -598,6 +655,7 @@ void print_tables(const std::vector<row>& rows) {
     const char* unit = r.scenario.rfind("step", 0) == 0   ? "env-steps/s"
                        : r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)"
                        : r.scenario == "sdf_query"        ? "boxes/s"
+                       : r.scenario.rfind("gate_frames", 0) == 0 ? "spheres/s"
                        : r.scenario.rfind("sdf", 0) == 0  ? "envs baked/s"
                                                           : "tracks/s";
     const std::string name = r.block_threads > 0 ? r.scenario + " (" + std::to_string(r.block_threads) + " threads)" : r.scenario;
@@ -705,6 +763,13 @@ int main(int argc, char** argv) {
         for (int res : o.sdf_resolutions)
           attempt("sdf E=" + std::to_string(e) + " R=" + std::to_string(res), errors,
                   [&] { for (const row& r : run_sdf(e, res, o, stream)) rows.push_back(r); });
+      }
+    }
+    if (o.gate_frames) {
+      for (long e : o.step_envs) {
+        if (e > o.max_envs) continue;
+        attempt("gate_frames E=" + std::to_string(e), errors,
+                [&] { for (const row& r : run_gate_frames(e, o, stream)) rows.push_back(r); });
       }
     }
     if (o.long_rows) {

@@ -4,8 +4,9 @@
 /// by a pursuit controller along the course line; the library's progress tracker counts the
 /// gates each drone flies through (the swept test in each gate's own frame, within its
 /// rectangular opening) and the laps; finished episodes get a new course through the masked
-/// regeneration. Writes an oblique 3D picture of the first courses, their gates and the drones'
-/// trails.
+/// regeneration. Each step also tests every drone, a sphere, against the frames of its next and
+/// previous gates (gate_collision.hpp) and counts the contacts. Writes an oblique 3D picture of the
+/// first courses, their gates and the drones' trails.
 ///
 ///   build/examples/drone_gates [--envs E] [--steps T] [--seed S] [--svg PATH]
 ///
@@ -47,6 +48,8 @@ struct drone_config {
   float max_accel = 20.0f;  ///< [m/s^2]: about 2 g of horizontal thrust
   float tau = 0.25f;        ///< velocity loop time constant [s]
   float lookahead = 2.5f;   ///< pursuit goal ahead of the drone on the course line [m]
+  float radius = 0.15f;     ///< the drone as a sphere, against the gate frames [m]
+  tg::gate_frame frame{0.05f, 0.05f};  ///< posts and bars 10 cm across and deep
   int target_laps = 2;
   int max_episode_steps = 4000;
 };
@@ -58,6 +61,9 @@ struct drone {
 
 struct totals {
   long long episodes = 0, laps = 0, gates = 0, timeouts = 0;
+  long long contact_steps = 0;  ///< drone-steps in contact with a gate frame
+  double deepest = 0.0;         ///< the largest penetration depth [m]
+  double closest = 1e30;        ///< the least gap between a drone and a frame [m] (distance - radius)
   double lap_seconds = 0.0;
 };
 
@@ -248,6 +254,15 @@ int main(int argc, char** argv) {
         if (e < shown) trails[e].push_back(d.p);
       }
       course.step(tg::host_stream{});
+      // Gate-frame contacts of the drones in flight (after the step: it reads the next gate).
+      for (int e = 0; e < E; ++e) {
+        if (done[e] != 0) continue;
+        const tg::gate_frame_hit h = tg::collide_gate_frames(view, e, positions[e], c.radius, c.frame);
+        t.closest = std::min(t.closest, static_cast<double>(h.distance - c.radius));
+        if ((h.flags & tg::contact_flags::hit) == 0u) continue;
+        t.contact_steps += 1;
+        t.deepest = std::max(t.deepest, static_cast<double>(h.depth));
+      }
       course.regenerate(done.data(), /*advance=*/true, tg::host_stream{});
     }
     long long valid = 0;
@@ -259,6 +274,10 @@ int main(int argc, char** argv) {
                 t.episodes - t.timeouts, c.target_laps, t.timeouts);
     std::printf("  gates flown      %lld in ended episodes, laps %lld, mean lap %.2f s\n", t.gates, t.laps,
                 t.episodes > t.timeouts ? t.lap_seconds / static_cast<double>(t.episodes - t.timeouts) : 0.0);
+    std::printf("  frame contacts   %lld drone-steps (sphere %.2f m, frame %.2f x %.2f m), deepest %.3f m, "
+                "closest gap %.3f m\n",
+                t.contact_steps, static_cast<double>(c.radius), 2.0 * c.frame.half_thickness,
+                2.0 * c.frame.half_depth, t.deepest, t.closest);
     std::printf("  final courses    %d, valid %lld\n", E, valid);
     if (!o.svg.empty()) {
       draw(o.svg, view, trails, trail_episode, p.gate_half_height, shown);

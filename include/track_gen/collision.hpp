@@ -58,7 +58,7 @@
 
 namespace track_gen {
 
-/// Bits of `box_contact::flags` and `disc_hit::flags`.
+/// Bits of `box_contact::flags`, `disc_hit::flags` and `gate_frame_hit::flags` (gate_collision.hpp).
 namespace contact_flags {
 /// collide_box: a corner of the box is off the road (the clearance is negative).
 inline constexpr std::uint32_t out_of_bounds = 1u << 0;
@@ -69,7 +69,9 @@ inline constexpr std::uint32_t lost = 1u << 1;
 /// The box (or the disc radius, or the disc centre of collide_disc) is not valid (is_valid_box):
 /// nothing was computed, every other field holds the fixed value its function documents.
 inline constexpr std::uint32_t invalid = 1u << 2;
-/// collide_disc / collide_discs: the box and the disc overlap or touch (depth >= 0).
+/// collide_disc / collide_discs: the box and the disc overlap or touch (depth >= 0); the
+/// gate-frame functions: the sphere overlaps or touches a frame. (The gate-frame functions set
+/// `invalid` for a centre that is not a valid position, or a radius or frame out of range.)
 inline constexpr std::uint32_t hit = 1u << 3;
 }  // namespace contact_flags
 

@@ -1,13 +1,13 @@
 #pragma once
 /// @file
 /// Batch queries: the per-env runtime utilities (localizer.hpp, observations.hpp, spawn.hpp,
-/// collision.hpp, speed_profile.hpp, props.hpp) applied to every env of a batch at once, with
+/// collision.hpp, gate_collision.hpp, speed_profile.hpp, props.hpp) applied to every env of a batch at once, with
 /// `[E]`-shaped inputs and outputs, for host code that does not write its own kernel (the C++
 /// user's step loop, the Python extension).
 ///
 /// Every function:
-/// - takes the batch's view (`course.view().batch()`, a `track_batch_ref`; `spawn` takes the
-///   `course_ref` itself, whose progress it writes) and runs env e's query with `view.track(e)`,
+/// - takes the batch's view (`course.view().batch()`, a `track_batch_ref`; `spawn` and
+///   `collide_gate_frames` take the `course_ref` itself, whose progress they write or read) and runs env e's query with `view.track(e)`,
 ///   for every e in [0, E), E = view.num_envs();
 /// - is templated over the backend (`backend::cuda`: one CUDA thread per env, launched on
 ///   `stream`; `backend::host`: a loop on the calling thread), given explicitly or defaulting to
@@ -36,6 +36,7 @@
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/ops.hpp>
 #include <track_gen/env_mask.hpp>
+#include <track_gen/gate_collision.hpp>
 #include <track_gen/localizer.hpp>
 #include <track_gen/observations.hpp>
 #include <track_gen/policy.hpp>
@@ -71,6 +72,18 @@ struct box_contact_outputs {
   float3* nearest = nullptr;       ///< border point facing the critical corner [m], track frame
   float3* normal = nullptr;        ///< unit inward normal there
   int* side = nullptr;             ///< which border: 0 left, 1 right (border_side)
+};
+
+/// Outputs of collide_gate_frames(), each `[E]` in the backend's memory; any may be null (not
+/// written). The fields of gate_frame_hit (gate_collision.hpp).
+struct gate_frame_outputs {
+  std::uint32_t* flags = nullptr;  ///< contact_flags bits: hit, invalid
+  float* depth = nullptr;          ///< penetration depth [m], >= 0 (0: no hit, or invalid)
+  float* distance = nullptr;       ///< signed distance of the sphere's centre to the frame [m] (- inside a member; NaN when invalid)
+  float3* point = nullptr;         ///< nearest point of the frame's surface [m], track frame
+  float3* normal = nullptr;        ///< unit contact normal, from the frame toward the sphere
+  int* member = nullptr;           ///< gate_member: 0 left post, 1 right post, 2 top bar, 3 bottom bar; -1 invalid
+  int* gate = nullptr;             ///< index of the gate hit (or nearest); -1 invalid
 };
 
 namespace detail {
@@ -180,6 +193,25 @@ struct collide_boxes_op {
     if (out.nearest != nullptr) out.nearest[e] = c.nearest;
     if (out.normal != nullptr) out.normal[e] = c.normal;
     if (out.side != nullptr) out.side[e] = static_cast<int>(c.border);
+  }
+};
+
+struct gate_frames_op {
+  course_ref view;
+  const float3* centres;
+  float radius;
+  gate_frame frame;
+  gate_scope scope;
+  gate_frame_outputs out;
+  TRACK_GEN_HD void operator()(int e) const {
+    const gate_frame_hit h = collide_gate_frames(view, e, centres[e], radius, frame, scope);
+    if (out.flags != nullptr) out.flags[e] = h.flags;
+    if (out.depth != nullptr) out.depth[e] = h.depth;
+    if (out.distance != nullptr) out.distance[e] = h.distance;
+    if (out.point != nullptr) out.point[e] = h.point;
+    if (out.normal != nullptr) out.normal[e] = h.normal;
+    if (out.member != nullptr) out.member[e] = h.member;
+    if (out.gate != nullptr) out.gate[e] = h.gate;
   }
 };
 
@@ -334,6 +366,41 @@ void collide_boxes(const track_batch_ref& view, const float3* centres, const flo
        {out.normal, "out.normal"}, {out.side, "out.side"}});
   detail::run_query<Backend>(view.num_envs(),
                              detail::collide_boxes_op{view, centres, orientations, half_extents, hints, window, out}, stream);
+}
+
+/// Every env's agent, a sphere, against the gate frames near its target (gate_collision.hpp
+/// `collide_gate_frames`): sphere e is (`centres[e]`, `radius`); the gates tested are env e's
+/// next gate and the one before it (gate_scope::adjacent), or all its gates (gate_scope::all),
+/// each with the course's gate_half_height and the members of `frame`. Reads the progress
+/// (next_gate): run it after the step that moved the agents, on the same stream.
+///
+/// @param view    the course's view (`course.view()`), E = view.num_envs() envs.
+/// @param centres float3 [E] [m], each env's track frame (required). A centre that is not a valid
+///                position (NaN, Inf, beyond +-1e7 m) gets flags = contact_flags::invalid, no hit,
+///                depth 0, NaN distance, point and normal, member and gate -1, in its env only.
+/// @param radius  the sphere's radius [m], in (0, 1e6] (gate_frame.radius, docs/parameters.md).
+/// @param frame   the members' half sizes, each in [1e-4, 1e6] m (gate_frame.half_thickness,
+///                gate_frame.half_depth).
+/// @param scope   gate_scope::adjacent (O(1) per env) or gate_scope::all (O(G)).
+/// @param out     [E] outputs, each optional (null: not written); see gate_frame_outputs.
+/// @param stream  CUDA stream (backend::cuda) or host_stream{}; the call is asynchronous on it.
+/// Memory: every pointer in the backend's memory space. Allocates and synchronises nothing;
+/// recorded into the capture when `stream` is capturing (one kernel node).
+/// @throws std::invalid_argument radius, a frame half size or scope out of range (named, with
+///         its range), `centres` null, a (CUDA) host pointer. @throws cuda_error the launch failed.
+template <class Backend = backend::default_backend>
+void collide_gate_frames(const course_ref& view, const float3* centres, float radius, const gate_frame& frame,
+                         gate_scope scope, const gate_frame_outputs& out, typename Backend::stream_type stream) {
+  check_gate_frame_radius(radius);
+  check_gate_frame(frame);
+  if (scope != gate_scope::adjacent && scope != gate_scope::all)
+    throw std::invalid_argument("track_gen: collide_gate_frames: scope = " + std::to_string(static_cast<int>(scope)) +
+                                ", expected gate_scope::adjacent (0) or gate_scope::all (1)");
+  detail::check_pointers<Backend>("collide_gate_frames", {{centres, "centres"}},
+                                  {{out.flags, "out.flags"}, {out.depth, "out.depth"}, {out.distance, "out.distance"},
+                                   {out.point, "out.point"}, {out.normal, "out.normal"}, {out.member, "out.member"},
+                                   {out.gate, "out.gate"}});
+  detail::run_query<Backend>(view.num_envs(), detail::gate_frames_op{view, centres, radius, frame, scope, out}, stream);
 }
 
 /// Every env's curvature-limited speed profile (speed_profile.hpp): `out[e N + k]` [m/s] at

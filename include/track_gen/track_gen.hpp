@@ -10,6 +10,7 @@
 #include <track_gen/course_ref.hpp>
 #include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
+#include <track_gen/gate_collision.hpp>
 #include <track_gen/gate_course.hpp>
 #include <track_gen/generator.hpp>
 #include <track_gen/localizer.hpp>

@@ -500,6 +500,28 @@ class py_course {
                                          stream_of(stream, device_));
   }
 
+  /// The agents as spheres against the gate frames near their targets (tg::collide_gate_frames):
+  /// `scope` 0 the next and previous gate, 1 every gate; flags, member and gate int32 [E], depth
+  /// and distance float32 [E], point and normal float32 [E, 3]. course.py checks the tensors.
+  void gate_frame_collision(const at::Tensor& position, float radius, float half_thickness, float half_depth, int scope,
+                            const at::Tensor& flags, const at::Tensor& depth, const at::Tensor& distance,
+                            const at::Tensor& point, const at::Tensor& normal, const at::Tensor& member,
+                            const at::Tensor& gate, std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::gate_frame_outputs out;
+    out.flags = query_tensor<std::uint32_t>(flags, at::kInt, {e}, device_, "flags");
+    out.depth = query_tensor<float>(depth, at::kFloat, {e}, device_, "depth");
+    out.distance = query_tensor<float>(distance, at::kFloat, {e}, device_, "distance");
+    out.point = query_tensor<float3>(point, at::kFloat, {e, 3}, device_, "point");
+    out.normal = query_tensor<float3>(normal, at::kFloat, {e, 3}, device_, "normal");
+    out.member = query_tensor<int>(member, at::kInt, {e}, device_, "member");
+    out.gate = query_tensor<int>(gate, at::kInt, {e}, device_, "gate");
+    tg::collide_gate_frames<tg::backend::cuda>(course_->view(), tt::positions(position, e, device_, "position"), radius,
+                                               tg::gate_frame{half_thickness, half_depth},
+                                               static_cast<tg::gate_scope>(scope), out, stream_of(stream, device_));
+  }
+
   void speed_profile(float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out,
                      std::optional<std::uintptr_t> stream) {
     c10::cuda::CUDAGuard guard(device_);
@@ -668,6 +690,18 @@ PYBIND11_MODULE(_C, m) {
            py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("hints"), py::arg("window"),
            py::arg("flags"), py::arg("clearance"), py::arg("nearest"), py::arg("normal"), py::arg("side"),
            py::arg("stream") = py::none())
+      .def("gate_frame_collision",
+           [](py_course& c, const at::Tensor& position, float radius, float half_thickness, float half_depth, int scope,
+              const at::Tensor& flags, const at::Tensor& depth, const at::Tensor& distance, const at::Tensor& point,
+              const at::Tensor& normal, const at::Tensor& member, const at::Tensor& gate, opt_stream st) {
+             python_errors([&] {
+               c.gate_frame_collision(position, radius, half_thickness, half_depth, scope, flags, depth, distance, point,
+                                      normal, member, gate, st);
+             });
+           },
+           py::arg("position"), py::arg("radius"), py::arg("half_thickness"), py::arg("half_depth"), py::arg("scope"),
+           py::arg("flags"), py::arg("depth"), py::arg("distance"), py::arg("point"), py::arg("normal"),
+           py::arg("member"), py::arg("gate"), py::arg("stream") = py::none())
       .def("speed_profile",
            [](py_course& c, float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out, opt_stream st) {
              python_errors([&] { c.speed_profile(a_lat_max, a_accel, a_brake, v_cap, out, st); });

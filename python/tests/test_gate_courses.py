@@ -53,3 +53,98 @@ def test_gate_count_range_and_errors():
         Course.track(presets.gate_course(4, device="cuda:0"))
     with pytest.raises(ValueError, match="gate_course"):
         Course.gates(presets.track(4, device="cuda:0"))
+
+
+def _gate_frame_reference(torch, centre, normal, half_width, half_height, t, d, p):
+    """Signed distance [m] of points p [K, 3] to the frames of gates (centre, normal [K, 3],
+    half_width [K]) in float64: outside, the least box distance to the four members (|max(|q| - e,
+    0)|); inside, minus the least distance to a face a sphere can leave by (the outer faces, the
+    front and back, or the opening). Returns (distance [K], member [K] of the nearest box outside)."""
+    f = normal / normal.norm(dim=1, keepdim=True)
+    left = torch.stack([-f[:, 1], f[:, 0], torch.zeros_like(f[:, 0])], dim=1)
+    left = left / left.norm(dim=1, keepdim=True)
+    up = torch.cross(f, left, dim=1)
+    r = p - centre
+    x, y, z = (r * f).sum(1), (r * left).sum(1), (r * up).sum(1)
+    w, h = half_width, torch.full_like(half_width, half_height)
+    zeros = torch.zeros_like(w)
+    cy = torch.stack([w + t, -(w + t), zeros, zeros], 1)
+    cz = torch.stack([zeros, zeros, h + t, -(h + t)], 1)
+    ey = torch.stack([zeros + t, zeros + t, w, w], 1)
+    ez = torch.stack([h + 2 * t, h + 2 * t, zeros + t, zeros + t], 1)
+    gx = (x.abs() - d).clamp(min=0)[:, None].expand(-1, 4)
+    gy = ((y[:, None] - cy).abs() - ey).clamp(min=0)
+    gz = ((z[:, None] - cz).abs() - ez).clamp(min=0)
+    box = torch.sqrt(gx ** 2 + gy ** 2 + gz ** 2)
+    outside, member = box.min(dim=1)
+    oy, oz = y.abs() - w, z.abs() - h
+    hole = torch.where((oy > 0) & (oz > 0), torch.sqrt(oy.clamp(min=0) ** 2 + oz.clamp(min=0) ** 2), torch.maximum(oy, oz))
+    exits = torch.stack([d - x.abs(), w + 2 * t - y.abs(), h + 2 * t - z.abs(), hole], 1).min(dim=1).values
+    return torch.where(outside > 0, outside, -exits), member
+
+
+@pytest.mark.gpu
+def test_gate_frame_collision_against_a_float64_reference():
+    import torch
+    from track_gen.course import Course, GateFrameHit
+    E, radius, t, d = 256, 0.2, 0.05, 0.08
+    course = Course.gates(presets.gate_course(E, device="cuda:0", seed=6, gates={"align": 1}))
+    torch.cuda.synchronize()
+    tr = course.tracks
+    half_height = course.params.resolved()["gate_half_height"]
+    g = torch.Generator(device="cpu").manual_seed(1)
+    nxt = course.next_gate.long()
+    G = tr.num_gates.long()
+    prev = (nxt + G - 1) % G
+    rows = torch.arange(E, device=nxt.device)
+    # Spheres around each env's next gate (even envs) or previous gate (odd envs), within the
+    # frame's box grown by 0.3 m: hits on posts, bars, inside members, and clear passes.
+    target = torch.where(rows % 2 == 0, nxt, prev)
+    c, n, hw = tr.gate_centre[rows, target].double(), tr.gate_normal[rows, target].double(), tr.gate_half_width[rows, target].double()
+    u = (torch.rand(E, 3, generator=g, dtype=torch.float64) * 2 - 1).to(c.device)
+    f = n / n.norm(dim=1, keepdim=True)
+    left = torch.stack([-f[:, 1], f[:, 0], torch.zeros_like(f[:, 0])], 1)
+    left = left / left.norm(dim=1, keepdim=True)
+    up = torch.cross(f, left, dim=1)
+    local = u * torch.stack([torch.full_like(hw, d + 0.3), hw + 2 * t + 0.3, torch.full_like(hw, half_height + 2 * t + 0.3)], 1)
+    inside = rows % 8 == 3  # some centres inside the left post, nearer its inner face
+    local[inside] = torch.stack([torch.zeros_like(hw), hw + 0.7 * t, torch.full_like(hw, 0.1)], 1)[inside]
+    pos = (c + f * local[:, :1] + left * local[:, 1:2] + up * local[:, 2:]).float().contiguous()
+    pos[5, 1] = float("nan")
+    out = course.gate_frame_collision(pos, radius, frame_half_thickness=t, frame_half_depth=d)
+    assert isinstance(out, GateFrameHit)
+    torch.cuda.synchronize()
+    p64 = pos.double()
+    best = None
+    for gates in (nxt, prev):
+        dist, member = _gate_frame_reference(torch, tr.gate_centre[rows, gates].double(), tr.gate_normal[rows, gates].double(),
+                                             tr.gate_half_width[rows, gates].double(), half_height, t, d, p64)
+        best = (dist, gates) if best is None else (torch.where(dist < best[0], dist, best[0]), torch.where(dist < best[0], gates, best[1]))
+    ok = torch.ones(E, dtype=torch.bool, device=pos.device)
+    ok[5] = False
+    ref, ref_gate = best
+    assert torch.allclose(out.distance[ok].double(), ref[ok], atol=1e-4, rtol=0)
+    clear = (ref - radius).abs() > 1e-4
+    assert torch.equal(out.hit[ok & clear], (ref <= radius)[ok & clear])
+    assert torch.equal(out.gate[ok].long(), ref_gate[ok])  # random positions: no near ties between two gates
+    depth = torch.where(out.hit, radius - out.distance, torch.zeros_like(out.distance))
+    assert torch.allclose(out.depth[ok], depth[ok], atol=1e-6)
+    assert torch.allclose(out.normal[ok].norm(dim=1), torch.ones_like(out.depth[ok]), atol=1e-5)
+    assert torch.allclose((out.point[ok].double() - p64[ok]).norm(dim=1), ref[ok].abs(), atol=2e-4)
+    assert int(out.hit[ok].sum()) > E // 8 and int((~out.hit[ok]).sum()) > E // 8
+    assert torch.allclose(out.depth[inside], torch.full_like(out.depth[inside], radius + 0.7 * t), atol=1e-4)
+    assert bool((out.member[inside] == 0).all())
+    # The invalid env: flag 4, no hit, depth 0, NaN distance, member and gate -1.
+    assert int(out.flags[5]) == 4 and not bool(out.hit[5]) and float(out.depth[5]) == 0.0
+    assert torch.isnan(out.distance[5]) and int(out.member[5]) == -1 and int(out.gate[5]) == -1
+    # Every gate: never farther than the adjacent ones.
+    kept = out.distance.clone()
+    every = course.gate_frame_collision(pos, radius, frame_half_thickness=t, frame_half_depth=d, scope="all")
+    torch.cuda.synchronize()
+    assert bool((every.distance[ok] <= kept[ok] + 1e-6).all())
+    with pytest.raises(ValueError, match="gate_frame.radius"):
+        course.gate_frame_collision(pos, 0.0)
+    with pytest.raises(ValueError, match="gate_frame.half_thickness"):
+        course.gate_frame_collision(pos, radius, frame_half_thickness=0.0)
+    with pytest.raises(ValueError, match="scope"):
+        course.gate_frame_collision(pos, radius, scope="near")

@@ -117,6 +117,25 @@ class Course:
         side: torch.Tensor,
         stream: Optional[int] = None,
     ) -> None: ...
+    def gate_frame_collision(
+        self,
+        position: torch.Tensor,
+        radius: float,
+        half_thickness: float,
+        half_depth: float,
+        scope: int,
+        flags: torch.Tensor,
+        depth: torch.Tensor,
+        distance: torch.Tensor,
+        point: torch.Tensor,
+        normal: torch.Tensor,
+        member: torch.Tensor,
+        gate: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None:
+        """position float32 [E, 3]; scope 0 the next and previous gate, 1 every gate; flags, member,
+        gate int32 [E], depth, distance float32 [E], point, normal float32 [E, 3] (written).
+        ValueError: radius not in (0, 1e6], a half size not in [1e-4, 1e6], scope not 0 or 1."""
     def speed_profile(
         self,
         a_lat_max: float,

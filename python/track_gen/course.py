@@ -29,8 +29,8 @@ from typing import NamedTuple, Optional
 from .exec import recording
 from .pipeline.presets import TrackParams
 
-__all__ = ["BoxContact", "Cones", "Course", "Events", "Progress", "Spawn", "StepOutputs", "TrackFrame", "Tracks",
-           "progress_flag_bits", "status_bits"]
+__all__ = ["BoxContact", "Cones", "Course", "Events", "GateFrameHit", "Progress", "Spawn", "StepOutputs", "TrackFrame",
+           "Tracks", "progress_flag_bits", "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -92,6 +92,20 @@ class BoxContact(NamedTuple):
     normal: object    #: float32 [E, 3]: unit inward normal there
     side: object      #: int32 [E]: 0 the left border, 1 the right one (not the seed's inner/outer)
     flags: object     #: int32 [E]: C++ contact_flags bits: 1 out_of_bounds, 2 lost, 4 invalid box
+
+
+class GateFrameHit(NamedTuple):
+    """Each agent, a sphere, against the frames of the gates near its target
+    (:meth:`Course.gate_frame_collision`; C++ ``collide_gate_frames``, gate_collision.hpp),
+    ``[E]`` tensors (``[E, 3]`` for points), overwritten by the next call."""
+    hit: object       #: bool [E]: the sphere touches or overlaps a frame (flags bit 8)
+    depth: object     #: float32 [E] [m]: penetration, >= 0 (0 when no hit or invalid); push the sphere along normal by it
+    distance: object  #: float32 [E] [m]: signed distance of the centre to the frame, negative inside a post or bar; NaN when invalid
+    point: object     #: float32 [E, 3] [m]: nearest point of the frame's surface, track frame
+    normal: object    #: float32 [E, 3]: unit contact normal from the frame toward the sphere
+    member: object    #: int32 [E]: 0 left post, 1 right post, 2 top bar, 3 bottom bar; -1 when invalid
+    gate: object      #: int32 [E]: index of the gate hit (or nearest); -1 when invalid
+    flags: object     #: int32 [E]: C++ contact_flags bits: 4 invalid input (non-finite position), 8 hit
 
 
 class Events(NamedTuple):
@@ -684,6 +698,61 @@ class Course:
         with _torch_stream(stream):
             torch.bitwise_and(b["flags"], 1, out=b["oob"])
         return BoxContact(b["oob"], b["distance"], b["nearest"], b["normal"], b["side"], b["flags"])
+
+    def gate_frame_collision(self, position, radius: float, frame_half_thickness: float = 0.05,
+                             frame_half_depth: float = 0.05, scope: str = "adjacent", stream=None) -> GateFrameHit:
+        """Each agent as a sphere against the frames of the gates near its target (C++
+        ``collide_gate_frames``, docs/drones.md): each gate's two posts and two bars are boxes
+        around its opening (``half_width`` x ``gate_half_height``, the opening progress counts),
+        ``2 frame_half_thickness`` across and ``2 frame_half_depth`` deep along the gate normal.
+        Exact sphere-box tests (Ericson, Real-Time Collision Detection, 5.1.3 / 5.2.5) in each
+        gate's frame; a centre inside a post or bar gets depth = radius + the distance to the
+        nearest face it can leave by.
+
+        Args:
+            position: float32 ``[E, 3]`` [m] sphere centres (the drones), each env's track frame,
+                or ``None``: the bound position.
+            radius: the sphere's radius [m], in (0, 1e6].
+            frame_half_thickness, frame_half_depth: the members' half sizes [m], each in
+                [1e-4, 1e6] (docs/parameters.md).
+            scope: ``"adjacent"`` (default): each env's next gate (``next_gate``) and the gate
+                before it, the one passed last (gate 0 after a reset), so a drone clipping a gate
+                just after flying through it counts; ``"all"``: every gate of the env (O(G)).
+        Reads the progress: call it after :meth:`step` on the same stream. A non-finite position
+        gives flags 4 (invalid), hit False, depth 0, NaN distance in its env only.
+        Returns:
+            :class:`GateFrameHit`, reused by the next call: among the gates tested, the one of
+            least signed distance (the deepest hit, or with no hit the nearest frame).
+        Raises:
+            ValueError: radius or a half size out of range, scope not "adjacent" / "all", a tensor
+                of the wrong dtype, shape, device or layout.
+            RuntimeError: ``position`` is None and nothing is bound.
+        """
+        import torch  # noqa: PLC0415
+        if position is None:
+            position = self._position
+            if position is None:
+                raise RuntimeError("track_gen: gate_frame_collision: no position given and none bound; pass "
+                                   "position= or bind()")
+        if scope not in ("adjacent", "all"):
+            raise ValueError(f"track_gen: gate_frame_collision: scope must be 'adjacent' or 'all', got {scope!r}")
+        self._points_e(position, "position")
+        E, dev = self.num_envs, self.device
+        b = self._buffers("gate_frame_collision", lambda: {
+            "flags": torch.zeros(E, dtype=torch.int32, device=dev), "bit": torch.zeros(E, dtype=torch.int32, device=dev),
+            "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, device=dev),
+            "distance": torch.zeros(E, device=dev), "point": torch.zeros(E, 3, device=dev),
+            "normal": torch.zeros(E, 3, device=dev), "member": torch.zeros(E, dtype=torch.int32, device=dev),
+            "gate": torch.zeros(E, dtype=torch.int32, device=dev)})
+        self._note()
+        self._impl.gate_frame_collision(position, float(radius), float(frame_half_thickness), float(frame_half_depth),
+                                        0 if scope == "adjacent" else 1, b["flags"], b["depth"], b["distance"],
+                                        b["point"], b["normal"], b["member"], b["gate"], _stream_arg(stream))
+        with _torch_stream(stream):
+            torch.bitwise_and(b["flags"], 8, out=b["bit"])
+            torch.ne(b["bit"], 0, out=b["hit"])
+        return GateFrameHit(b["hit"], b["depth"], b["distance"], b["point"], b["normal"], b["member"], b["gate"],
+                            b["flags"])
 
     def speed_profile(self, a_lat_max: float, a_accel: float, a_brake: float, v_cap: float, stream=None):
         """The curvature-limited speed profile of every track (C++ ``speed_profile``; the seed

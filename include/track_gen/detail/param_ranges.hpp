@@ -99,6 +99,9 @@ enum class param : int {
   gates_spacing_iterations,
   gates_align,
   sdf_resolution,
+  gate_frame_half_thickness,
+  gate_frame_half_depth,
+  gate_frame_radius,
   count
 };
 
@@ -393,6 +396,17 @@ inline constexpr param_range param_ranges[] = {
   {param::sdf_resolution, "sdf_field.resolution", "", true, 8, 512, bound::closed, bound::closed, nullptr,
    "texels per side of an env's signed distance grid (sdf.hpp): 8 leaves 4 cells across the track inside the "
    "2-cell margins; 512 (1 MiB per env) bounds the memory (E R^2 x 4 bytes) and a bake's work per env"},
+  {param::gate_frame_half_thickness, "gate_frame.half_thickness", "m", false, 1e-4, max_length, bound::closed,
+   bound::closed, nullptr,
+   "half the size of a gate frame's posts and bars across, in the gate plane (gate_collision.hpp): a member has a "
+   "size (0.1 mm at least); lengths stay <= 1e6 m"},
+  {param::gate_frame_half_depth, "gate_frame.half_depth", "m", false, 1e-4, max_length, bound::closed, bound::closed,
+   nullptr,
+   "half the size of a gate frame's posts and bars along the gate normal (gate_collision.hpp): a member has a size "
+   "(0.1 mm at least); lengths stay <= 1e6 m"},
+  {param::gate_frame_radius, "gate_frame.radius", "m", false, 0, max_length, bound::open, bound::closed, nullptr,
+   "the radius of the sphere tested against gate frames (collide_gate_frames): positive (a sphere, not a point); "
+   "lengths stay <= 1e6 m"},
 };
 // clang-format on
 
