@@ -93,3 +93,45 @@ def test_outputs_are_views_of_the_course_memory_updated_in_place(course):
     assert not torch.equal(position[2], before[2])            # env 2 got a new track
     assert torch.equal(position[:2], before[:2]) and torch.equal(position[3:], before[3:])
     assert bool(((course.tracks.status & 1) == 1).all())      # status::valid
+
+
+class ForeignArray:
+    """An array of another library as torch sees it: only the DLPack protocol (what Warp, JAX and
+    CuPy arrays expose), over a tensor the test keeps to write into."""
+
+    def __init__(self, tensor):
+        self._t = tensor
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self._t.__dlpack__(stream=stream) if stream is not None else self._t.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+
+def test_dlpack_arrays_are_taken_without_copies():
+    # A course over DLPack arrays (bind, regenerate's mask, a query) behaves as over the tensors
+    # they wrap: the bound positions are shared, so writes by their owner reach the next step.
+    a, b = make_course(E, seed=3), make_course(E, seed=3)
+    pa = a.tracks.position[:, 0, :].contiguous()   # each env at its first sample
+    pb = pa.clone()
+    a.bind(position=ForeignArray(pa))
+    b.bind(position=pb)
+    a.step(), b.step()
+    for k in (3, 7):                                 # move along the tracks, written in place
+        pa.copy_(a.tracks.position[:, k, :])
+        pb.copy_(b.tracks.position[:, k, :])
+        ea, eb = a.step().events, b.step().events
+        assert torch.equal(a.progress.lap_progress, b.progress.lap_progress)
+        assert torch.equal(ea.flags, eb.flags)
+    assert float(a.progress.lap_progress.min()) > 0.0     # the moves were seen
+    mask = torch.zeros(E, dtype=torch.int32, device=DEVICE)
+    mask[1] = 1
+    a.regenerate(ForeignArray(mask))
+    b.regenerate(mask)
+    assert torch.equal(a.tracks.position, b.tracks.position)
+    fa = a.localize(ForeignArray(pa))
+    fb = b.localize(pb)
+    assert torch.equal(fa.s, fb.s) and torch.equal(fa.n, fb.n)
+    with pytest.raises(ValueError, match="position must be a float32 tensor"):
+        a.bind(position=ForeignArray(torch.zeros(E, 3, dtype=torch.float64, device=DEVICE)))

@@ -198,6 +198,18 @@ def _user_points(tracks) -> list:
     return [as_points(t, f"tracks[{i}]") for i, t in enumerate(items)]
 
 
+def _torch_view(t):
+    """``t`` as a torch tensor: itself when it is one (or None, or no array at all), else a
+    zero-copy view through ``torch.from_dlpack`` of any array that speaks DLPack (``__dlpack__``:
+    Warp, JAX, CuPy, NumPy arrays), which shares its memory: in-place writes by the array's owner
+    are seen by the course, and the view keeps that memory alive."""
+    import torch  # noqa: PLC0415
+
+    if t is None or isinstance(t, torch.Tensor) or not hasattr(t, "__dlpack__"):
+        return t
+    return torch.from_dlpack(t)
+
+
 def status_bits() -> dict:
     """The bits of ``tracks.status`` by name (C++ ``status.hpp``): ``valid``, ``fallback``,
     ``user_track``, ``far_from_origin``, the ``fail_*`` reasons, ... Test one with
@@ -362,7 +374,7 @@ class Course:
                 only one of orientation / half_extents, or a bad box.
             track_gen.exec.errors.CaptureError: boxes given while the stream is capturing.
         """
-        self._check_tensor(position, "position", ("float32",), (self.num_envs, 3),
+        position = self._check_tensor(position, "position", ("float32",), (self.num_envs, 3),
                            f"a float32 tensor of shape [{self.num_envs}, 3]")
         if (orientation is None) != (half_extents is None):
             missing = "orientation" if orientation is None else "half_extents"
@@ -373,8 +385,8 @@ class Course:
             self._impl.bind(position)
             self._position, self._boxes = position, None
             return
-        self._points_e(orientation, "orientation", 4)
-        self._points_e(half_extents, "half_extents", 2)
+        orientation = self._points_e(orientation, "orientation", 4)
+        half_extents = self._points_e(half_extents, "half_extents", 2)
         quat = orientation
         if not xyzw:
             import torch  # noqa: PLC0415
@@ -391,12 +403,15 @@ class Course:
             xyzw[:, :3].copy_(wxyz[:, 1:])
             xyzw[:, 3].copy_(wxyz[:, 0])
 
-    def _check_tensor(self, t, name: str, dtypes, shape, wanted: str) -> None:
-        """ValueError unless `t` is a contiguous torch tensor on this course's device with one of
-        `dtypes` (names: "float32", "int32", "bool", "uint8") and `shape`. Checked here, before
-        the extension, which checks again (interop/torch.hpp) for C++ callers: on the H200
-        machine a std::invalid_argument thrown inside the extension crashed the interpreter."""
+    def _check_tensor(self, t, name: str, dtypes, shape, wanted: str):
+        """`t` as a torch tensor (itself, or a zero-copy view of a DLPack array: _torch_view);
+        ValueError unless it is contiguous, on this course's device, with one of `dtypes` (names:
+        "float32", "int32", "bool", "uint8") and `shape`. Checked here, before the extension,
+        which checks again (interop/torch.hpp) for C++ callers: on the H200 machine a
+        std::invalid_argument thrown inside the extension crashed the interpreter."""
         import torch  # noqa: PLC0415 - torch is loaded by the extension already
+
+        t = _torch_view(t)
 
         ok = (isinstance(t, torch.Tensor) and t.is_cuda and t.device.index == self._impl.device
               and t.is_contiguous() and str(t.dtype).replace("torch.", "") in dtypes and tuple(t.shape) == shape)
@@ -405,6 +420,7 @@ class Course:
                    f"{'' if t.is_contiguous() else ' (not contiguous)'}" if isinstance(t, torch.Tensor)
                    else type(t).__name__)
             raise ValueError(f"track_gen: {name} must be {wanted} on {self.device}, contiguous; got {got}")
+        return t
 
     def step(self, stream=None) -> StepOutputs:
         """Advances every env's progress to its bound position: nearest centreline point, lateral
@@ -473,7 +489,7 @@ class Course:
         if not isinstance(advance, bool):
             raise TypeError(f"advance must be a bool, got {type(advance).__name__} {advance!r}")
         if mask is not None:
-            self._check_tensor(mask, "mask", ("int32", "bool", "uint8"), (self.num_envs,),
+            mask = self._check_tensor(mask, "mask", ("int32", "bool", "uint8"), (self.num_envs,),
                                f"an int32, bool or uint8 tensor of shape [{self.num_envs}]")
         reg = recording.current()
         if reg is not None:
@@ -534,10 +550,10 @@ class Course:
             reg.note(self)
 
     def _float_e(self, t, name):
-        self._check_tensor(t, name, ("float32",), (self.num_envs,), f"a float32 tensor of shape [{self.num_envs}]")
+        return self._check_tensor(t, name, ("float32",), (self.num_envs,), f"a float32 tensor of shape [{self.num_envs}]")
 
     def _points_e(self, t, name, width=3):
-        self._check_tensor(t, name, ("float32",), (self.num_envs, width),
+        return self._check_tensor(t, name, ("float32",), (self.num_envs, width),
                            f"a float32 tensor of shape [{self.num_envs}, {width}]")
 
     def localize(self, position=None, window: int = 8, seed_convention: bool = False, stream=None) -> TrackFrame:
@@ -564,7 +580,7 @@ class Course:
             position = self._position
             if position is None:
                 raise RuntimeError("track_gen: localize: no position given and none bound; pass position= or bind()")
-        self._points_e(position, "position")
+        position = self._points_e(position, "position")
         E, dev = self.num_envs, self.device
         b = self._buffers("localize", lambda: {
             **{k: torch.zeros(E, device=dev) for k in ("s", "n", "n_up", "curvature", "heading")},
@@ -607,9 +623,9 @@ class Course:
                 raise RuntimeError("track_gen: track_ahead: no position given and none bound")
         if s is None:
             s = self.localize(position, stream=stream).s
-        self._float_e(s, "s")
-        self._float_e(yaw, "yaw")
-        self._points_e(position, "position")
+        s = self._float_e(s, "s")
+        yaw = self._float_e(yaw, "yaw")
+        position = self._points_e(position, "position")
         k = int(num_points)
         if k <= 0:
             raise ValueError(f"track_gen: track_ahead: num_points = {num_points}, expected > 0")
@@ -623,8 +639,8 @@ class Course:
         wrap-aware at the start line, in (-L/2, L/2] (C++ ``progress_delta``): a reward term.
         Returns float32 ``[E]`` [m], reused by the next call."""
         import torch  # noqa: PLC0415
-        self._float_e(s_prev, "s_prev")
-        self._float_e(s_now, "s_now")
+        s_prev = self._float_e(s_prev, "s_prev")
+        s_now = self._float_e(s_now, "s_now")
         out = self._buffers("progress_delta", lambda: torch.zeros(self.num_envs, device=self.device))
         self._note()
         self._impl.progress_delta(s_prev, s_now, out, _stream_arg(stream))
@@ -646,11 +662,11 @@ class Course:
         """
         import torch  # noqa: PLC0415
         if mask is not None:
-            self._check_tensor(mask, "mask", ("int32", "bool", "uint8"), (self.num_envs,),
+            mask = self._check_tensor(mask, "mask", ("int32", "bool", "uint8"), (self.num_envs,),
                                f"an int32, bool or uint8 tensor of shape [{self.num_envs}]")
-        self._float_e(s, "s")
+        s = self._float_e(s, "s")
         if lateral is not None:
-            self._float_e(lateral, "lateral")
+            lateral = self._float_e(lateral, "lateral")
         b = self._buffers("spawn", lambda: Spawn(torch.zeros(self.num_envs, 3, device=self.device),
                                                  torch.zeros(self.num_envs, device=self.device)))
         self._note()
@@ -675,9 +691,9 @@ class Course:
             :class:`BoxContact`, reused by the next call.
         """
         import torch  # noqa: PLC0415
-        self._points_e(position, "position")
-        self._points_e(orientation, "orientation", 4)
-        self._points_e(half_extents, "half_extents", 2)
+        position = self._points_e(position, "position")
+        orientation = self._points_e(orientation, "orientation", 4)
+        half_extents = self._points_e(half_extents, "half_extents", 2)
         E, dev = self.num_envs, self.device
         b = self._buffers("collide", lambda: {
             "quat": torch.zeros(E, 4, device=dev), "hints": torch.zeros(E, dtype=torch.int32, device=dev),
@@ -736,7 +752,7 @@ class Course:
                                    "position= or bind()")
         if scope not in ("adjacent", "all"):
             raise ValueError(f"track_gen: gate_frame_collision: scope must be 'adjacent' or 'all', got {scope!r}")
-        self._points_e(position, "position")
+        position = self._points_e(position, "position")
         E, dev = self.num_envs, self.device
         b = self._buffers("gate_frame_collision", lambda: {
             "flags": torch.zeros(E, dtype=torch.int32, device=dev), "bit": torch.zeros(E, dtype=torch.int32, device=dev),
