@@ -85,7 +85,7 @@ class generator {
   /// @param checkpoint_spacing gate spacing [m], in [0.001, 1e6] (docs/parameters.md): G = floor(L / spacing) gates.
   /// @throws std::invalid_argument a parameter out of range (the message names it and the range),
   ///         or a target of another shape. @throws capture_error `stream` is capturing
-  ///         (construction allocates). @throws cuda_error.
+  ///         (construction allocates). @throws cuda_error a CUDA call failed.
   generator(const track_params& params, float checkpoint_spacing, const track_batch<Policy>& target, stream_type stream = {})
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
                                                  Pipeline::accepts_families, &Pipeline::max_control_points,

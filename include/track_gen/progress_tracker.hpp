@@ -476,7 +476,7 @@ class progress_tracker {
   ///        search free of memory reads; gate_layout::anchored (the default) is right for any
   ///        ascending gate arc lengths.
   /// @throws std::invalid_argument gate_half_height <= 0. @throws capture_error `stream` is
-  ///         capturing (this allocates). @throws cuda_error.
+  ///         capturing (this allocates). @throws cuda_error a CUDA call failed.
   progress_tracker(const track_batch<Policy>& tracks, float gate_half_height, gate_layout gates, stream_type stream = {})
       : progress_tracker(tracks.view(), gate_half_height, gates, nullptr, tracks.owner(), stream) {
     reset(env_mask{}, stream);

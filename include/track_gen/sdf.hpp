@@ -433,7 +433,7 @@ class sdf_field {
   /// Allocates and zeroes the grids (asynchronous on `stream`); loads the bake kernel.
   /// @throws std::invalid_argument num_envs < 1, or resolution outside [8, 512] (the message
   ///         names "sdf_field.resolution" and the range). @throws capture_error `stream` is
-  ///         capturing (this allocates). @throws cuda_error.
+  ///         capturing (this allocates). @throws cuda_error a CUDA call failed.
   sdf_field(int num_envs, int resolution, stream_type stream = {}) {
     const std::size_t bytes = required_bytes(num_envs, resolution);
     ops::require_not_capturing(stream, "sdf_field construction");

@@ -100,7 +100,7 @@ class track_batch {
   /// Allocates a zeroed batch (zero episodes, zero status: no track yet). Asynchronous on
   /// `stream` (the memory is zero in stream order).
   /// @throws std::invalid_argument a size < 1 (max_gates, num_samples) or num_envs < 1.
-  /// @throws capture_error `stream` is capturing (this allocates). @throws cuda_error.
+  /// @throws capture_error `stream` is capturing (this allocates). @throws cuda_error a CUDA call failed.
   track_batch(int num_envs, int num_samples, int max_gates, stream_type stream = {})
       : track_batch(num_envs, num_samples, max_gates, nullptr, stream) {}
 

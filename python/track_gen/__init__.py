@@ -1,6 +1,6 @@
 """track_gen: batches of closed race tracks on the GPU, their gates, and agents' progress.
 
-The Python face of the C++ library (``include/track_gen``), driven from PyTorch:
+The Python face of the C++ library (``include/track_gen``), driven from PyTorch::
 
     from track_gen.course import Course
     from track_gen.pipeline import presets

@@ -1,7 +1,7 @@
 """Real circuits: closed centrelines with per-point road half-widths, read from and written to the
 TUM racetrack-database CSV, a plain ``x, y[, z]`` CSV and JSON; export of a generated track to the
 same files; a course from loaded circuits. Pure Python (no torch, no extension) except
-:func:`course_from_circuits`, which builds a :class:`~track_gen.course.Course`.
+:func:`course_from_circuits`, which builds a :class:`~track_gen.course.Course`::
 
     from track_gen.circuits import load_circuit, save_circuit, export_track, course_from_circuits
     c = load_circuit("Monza.csv")                 # TUM: x_m, y_m, w_tr_right_m, w_tr_left_m

@@ -1,5 +1,5 @@
 """``Course``: a batch of closed race tracks on one CUDA device (one per environment), their gates,
-and the progress of one agent per environment, driven from PyTorch.
+and the progress of one agent per environment, driven from PyTorch::
 
     from track_gen.course import Course
     from track_gen.pipeline import presets
@@ -772,7 +772,7 @@ class Course:
 
     def speed_profile(self, a_lat_max: float, a_accel: float, a_brake: float, v_cap: float, stream=None):
         """The curvature-limited speed profile of every track (C++ ``speed_profile``; the seed
-        system's argument names): v = min(sqrt(a_lat_max / |curvature|), v_cap) at each sample,
+        system's argument names): ``v = min(sqrt(a_lat_max / |curvature|), v_cap)`` at each sample,
         then acceleration (a_accel) and braking (a_brake) passes around the loop [m/s^2, m/s].
         O(N) per env: call it after a regeneration, not every step.
         Returns float32 ``[E, N]`` [m/s], reused by the next call.

@@ -12,7 +12,7 @@ env with a zero mask entry is left untouched, at the cost of a launch per replay
 ``regenerate`` under a CUDA IF conditional node (nothing of it runs on a replay where no env is
 done), ``capture_mode=`` gives the mode of the captures the library begins itself (the bodies of
 those nodes), and ``graph=`` ties the courses used in the block to the torch graph
-(:func:`retain`).
+(:func:`retain`)::
 
     import torch
     import track_gen.interop.torch

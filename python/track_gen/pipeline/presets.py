@@ -1,5 +1,5 @@
 """Presets: the C++ library's documented default parameters (``include/track_gen/presets.hpp``),
-for a number of environments on a device, with overrides.
+for a number of environments on a device, with overrides::
 
     params = presets.track(num_envs=64, device="cuda:0", seed=7, half_width=0.4,
                            polar={"radius_min": 5.0})
