@@ -99,6 +99,8 @@ enum class param : int {
   gates_spacing_iterations,
   gates_align,
   sdf_resolution,
+  heightfield_resolution,
+  heightfield_margin,
   count
 };
 
@@ -393,6 +395,11 @@ inline constexpr param_range param_ranges[] = {
   {param::sdf_resolution, "sdf_field.resolution", "", true, 8, 512, bound::closed, bound::closed, nullptr,
    "texels per side of an env's signed distance grid (sdf.hpp): 8 leaves 4 cells across the track inside the "
    "2-cell margins; 512 (1 MiB per env) bounds the memory (E R^2 x 4 bytes) and a bake's work per env"},
+  {param::heightfield_resolution, "heightfield.resolution", "", true, 2, 512, bound::closed, bound::closed, nullptr,
+   "texels per side of an env's terrain-height grid (heightfield.hpp): bilinear sampling needs 2; 512 (1 MiB per "
+   "env) bounds the memory (E R^2 x 4 bytes) and a bake's work per env"},
+  {param::heightfield_margin, "heightfield.margin", "m", false, 0, max_length, bound::closed, bound::closed, nullptr,
+   "grid around the borders' bounding box on every side (0: the box alone); lengths stay <= 1e6 m"},
 };
 // clang-format on
 
