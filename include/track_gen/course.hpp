@@ -177,7 +177,8 @@ class course {
   /// it, and its blocks of unmasked envs return at once (an all-zero mask bakes nothing).
   void regenerate(env_mask mask, bool advance, stream_type stream) {
     generator_.generate(mask, advance, stream);
-    if (sdf_owner_ != nullptr) detail::field_baker<backend_type, sdf_ref>::run(batch_.view(), sdf_, detail::bake_selection_of(mask), stream);
+    if (sdf_owner_ != nullptr)
+      detail::field_baker<backend_type, sdf_ref>::run(batch_.view(), sdf_, detail::bake_selection_of(mask), stream);
     if (heights_owner_ != nullptr)
       detail::field_baker<backend_type, heightfield_ref>::run(batch_.view(), heights_, detail::bake_selection_of(mask), stream);
   }
