@@ -25,6 +25,11 @@
 ///   sphere (0.15 m) per env beside its next gate's left post, every output written;
 ///   `gate_frames` tests the next and previous gates (gate_scope::adjacent), `gate_frames_all`
 ///   every gate of the env (gate_scope::all, 6-12 gates).
+/// - `heightfield`: the heightfield (heightfield.hpp) of elevated tracks
+///   (presets::elevated_drone_track) for every E of --step-envs and R of
+///   --heightfield-resolutions: `heightfield_bake` (every env), `heightfield_bake_masked` (one env
+///   in 16; us_per_baked_env counts only those) and `heightfield_sample` (sample_heights of 16
+///   points per env over its grid, one thread each).
 ///
 /// Method: CUDA events around each call on a dedicated non-blocking stream, --warmup untimed
 /// calls, then the median, p10, p90 (linear interpolation between ranks), minimum and maximum of
@@ -168,8 +173,9 @@ struct options : track_gen_bench::common_options {
   int warmup = 3;
   double row_cap_s = 0;  // 0: no cap
   long copy_mib = 2048;
-  bool generate = true, step = true, long_rows = true, copy = true, sdf = true, gate_frames = true;
+  bool generate = true, step = true, long_rows = true, copy = true, sdf = true, gate_frames = true, heightfield = true;
   std::vector<int> sdf_resolutions = {32, 64, 128};  // sdf rows: texels per side R
+  std::vector<int> heightfield_resolutions = {32, 64, 128};  // heightfield rows: texels per side R
   std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
   std::vector<std::string> generators;  // extra generate_family rows: these families ("mix": equal weights)
 };
@@ -462,10 +468,48 @@ std::vector<row> run_long(int envs, const options& o, cudaStream_t stream) {
   return rows;
 }
 
-/// sdf.hpp at resolution R: sdf_bake (every env baked, one launch), sdf_bake_masked (the envs of
-/// a mask with one env in 16 set, as after a masked regeneration: the rate counts only those)
-/// and sdf_query (collide_box of one box per env, one thread each). Skipped where the field would
-/// exceed 16 GiB.
+/// A row `scenario` of `call` timed as every row is (--warmup calls, then row_repeats calls), for
+/// E = envs and N = samples; the caller sets its rate and extra fields.
+row timed_row(const std::string& scenario, long envs, int samples, const std::function<void(int)>& call, const options& o,
+              cudaStream_t stream) {
+  row r;
+  r.scenario = scenario;
+  r.envs = envs;
+  r.samples = samples;
+  r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+  r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+  return r;
+}
+
+/// The two bake rows of a per-env grid (sdf.hpp, heightfield.hpp) at resolution R, named
+/// `<prefix>_bake` (every env, one launch) and `<prefix>_bake_masked` (the envs of a mask with one
+/// env in 16 set, as after a masked regeneration: the rate counts only those). `bake(mask)`
+/// bakes the masked envs (null: every env).
+template <class Bake>
+std::vector<row> run_bake_rows(const std::string& prefix, long envs, int samples, int resolution, std::size_t field_bytes,
+                               const Bake& bake, const options& o, cudaStream_t stream) {
+  std::vector<row> rows;
+  std::vector<std::int32_t> mask_host(static_cast<std::size_t>(envs), 0);
+  for (std::size_t i = 0; i < mask_host.size(); i += 16) mask_host[i] = 1;
+  const long masked = static_cast<long>((mask_host.size() + 15) / 16);
+  device_buffer<std::int32_t> mask(static_cast<std::size_t>(envs));
+  BENCH_CUDA(cudaMemcpy(mask.get(), mask_host.data(), mask_host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+  for (const bool subset : {false, true}) {
+    row r = timed_row(prefix + (subset ? "_bake_masked" : "_bake"), envs, samples,
+                      [&](int) { bake(subset ? mask.get() : nullptr); }, o, stream);
+    const long baked = subset ? masked : envs;
+    r.rate = baked / (r.ms.median * 1e-3);
+    r.extra = {{"resolution", resolution},
+               {"baked_envs", baked},
+               {"us_per_baked_env", number(r.ms.median * 1e3 / static_cast<double>(baked), "%.4f")},
+               {"field_bytes", field_bytes}};
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// sdf.hpp at resolution R: sdf_bake and sdf_bake_masked (run_bake_rows), and sdf_query
+/// (collide_box of one box per env, one thread each). Skipped where the field would exceed 16 GiB.
 std::vector<row> run_sdf(long envs, int resolution, const options& o, cudaStream_t stream) {
   std::vector<row> rows;
   const int e = static_cast<int>(envs);
@@ -476,33 +520,10 @@ std::vector<row> run_sdf(long envs, int resolution, const options& o, cudaStream
   tg::course<tg::presets::track_pipeline> course(params, o.spacing, sref);
   tg::sdf_field<> field(e, resolution, sref);
   const tg::track_batch_ref batch = course.view().batch();
-  std::vector<std::int32_t> mask_host(static_cast<std::size_t>(envs), 0);
-  for (std::size_t i = 0; i < mask_host.size(); i += 16) mask_host[i] = 1;
-  const long masked = static_cast<long>((mask_host.size() + 15) / 16);
-  device_buffer<std::int32_t> mask(static_cast<std::size_t>(envs));
-  BENCH_CUDA(cudaMemcpy(mask.get(), mask_host.data(), mask_host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
-  for (const bool subset : {false, true}) {
-    const auto call = [&](int) {
-      if (subset) {
-        field.bake(batch, mask.get(), sref);
-      } else {
-        field.bake(batch, sref);
-      }
-    };
-    row r;
-    r.scenario = subset ? "sdf_bake_masked" : "sdf_bake";
-    r.envs = envs;
-    r.samples = params.num_samples;
-    r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
-    r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
-    const long baked = subset ? masked : envs;
-    r.rate = baked / (r.ms.median * 1e-3);
-    r.extra = {{"resolution", resolution},
-               {"baked_envs", baked},
-               {"us_per_baked_env", number(r.ms.median * 1e3 / static_cast<double>(baked), "%.4f")},
-               {"field_bytes", tg::sdf_field<>::required_bytes(e, resolution)}};
-    rows.push_back(r);
-  }
+  rows = run_bake_rows(
+      "sdf", envs, params.num_samples, resolution, tg::sdf_field<>::required_bytes(e, resolution),
+      [&](const std::int32_t* mask) { field.bake(batch, tg::env_mask(mask), sref); },
+      o, stream);
   device_buffer<tg::box> boxes(static_cast<std::size_t>(envs));
   device_buffer<std::uint32_t> flags(static_cast<std::size_t>(envs));
   device_buffer<float> clearance(static_cast<std::size_t>(envs));
@@ -513,12 +534,7 @@ std::vector<row> run_sdf(long envs, int resolution, const options& o, cudaStream
     sdf_query_kernel<<<blocks, 128, 0, stream>>>(field.view(), boxes.get(), flags.get(), clearance.get());
     BENCH_CUDA(cudaGetLastError());
   };
-  row q;
-  q.scenario = "sdf_query";
-  q.envs = envs;
-  q.samples = params.num_samples;
-  q.repeats = row_repeats(warm_up(o.warmup, stream, query), o);
-  q.ms = summarise(time_calls(q.repeats, stream, nullptr, query));
+  row q = timed_row("sdf_query", envs, params.num_samples, query, o, stream);
   q.rate = envs / (q.ms.median * 1e-3);
   q.extra = {{"resolution", resolution}, {"boxes_per_env", 1}};
   rows.push_back(q);
@@ -565,6 +581,53 @@ std::vector<row> run_gate_frames(long envs, const options& o, cudaStream_t strea
   return rows;
 }
 
+/// Points per env of the heightfield_sample rows.
+constexpr int heightfield_points_per_env = 16;
+
+/// Thread i: point i of env i / K, spread over its grid's square (a fixed pattern, 16 per env).
+__global__ void heightfield_points_kernel(const tg::heightfield_ref field, float* x, float* y) {
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<long>(field.num_envs()) * heightfield_points_per_env) return;
+  const int e = static_cast<int>(i / heightfield_points_per_env), k = static_cast<int>(i % heightfield_points_per_env);
+  const tg::heightfield_header h = field.header(e);
+  const float span = h.cell * static_cast<float>(field.resolution());
+  x[i] = h.x0 + span * (0.1f + 0.8f * static_cast<float>(k % 4) / 3.0f);
+  y[i] = h.y0 + span * (0.1f + 0.8f * static_cast<float>(k / 4) / 3.0f);
+}
+
+/// heightfield.hpp at resolution R, on elevated tracks (elevated_drone_track): heightfield_bake
+/// and heightfield_bake_masked (run_bake_rows), and heightfield_sample (sample_heights of 16
+/// points per env, one thread each; the rate counts points). Skipped where the field would
+/// exceed 16 GiB.
+std::vector<row> run_heightfield(long envs, int resolution, const options& o, cudaStream_t stream) {
+  std::vector<row> rows;
+  const int e = static_cast<int>(envs);
+  if (tg::heightfield<>::required_bytes(e, resolution) > (std::size_t{16} << 30)) return rows;
+  const ::cuda::stream_ref sref(stream);
+  tg::track_params params = tg::presets::elevated_drone_track(e);
+  params.seed = o.seed;
+  tg::course<tg::presets::elevated_track_pipeline> course(params, o.spacing, sref);
+  tg::heightfield<> field(e, resolution, 1.0f, sref);
+  const tg::track_batch_ref batch = course.view().batch();
+  rows = run_bake_rows(
+      "heightfield", envs, params.num_samples, resolution, tg::heightfield<>::required_bytes(e, resolution),
+      [&](const std::int32_t* mask) { field.bake(batch, tg::env_mask(mask), sref); },
+      o, stream);
+  const std::size_t points = static_cast<std::size_t>(envs) * heightfield_points_per_env;
+  device_buffer<float> x(points), y(points), out(points);
+  field.bake(batch, sref);
+  heightfield_points_kernel<<<static_cast<unsigned>((points + 127) / 128), 128, 0, stream>>>(field.view(), x.get(), y.get());
+  BENCH_CUDA(cudaGetLastError());
+  const auto sample = [&](int) {
+    tg::sample_heights<tg::backend::cuda>(field.view(), x.get(), y.get(), heightfield_points_per_env, out.get(), nullptr, sref);
+  };
+  row q = timed_row("heightfield_sample", envs, params.num_samples, sample, o, stream);
+  q.rate = static_cast<double>(points) / (q.ms.median * 1e-3);
+  q.extra = {{"resolution", resolution}, {"points_per_env", heightfield_points_per_env}};
+  rows.push_back(q);
+  return rows;
+}
+
 /// The options of the command line in `o`: -1 to go on, else the exit status.
 int parse(int argc, char** argv, options& o) {
   using namespace track_gen_bench;
@@ -593,10 +656,14 @@ int parse(int argc, char** argv, options& o) {
   app.add_option("--sdf-resolutions", o.sdf_resolutions, "texels per side R of the sdf rows (sdf.hpp)")
       ->delimiter(',')
       ->check(in_range(8, 512));
+  app.add_option("--heightfield-resolutions", o.heightfield_resolutions,
+                 "texels per side R of the heightfield rows (heightfield.hpp)")
+      ->delimiter(',')
+      ->check(in_range(2, 512));
   std::vector<std::string> only;
   app.add_option("--only", only, "only these scenarios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf", "gate_frames"}))
+      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf", "gate_frames", "heightfield"}))
       ->default_str("all of them");
   bool no_long = false, quick = false;
   app.add_flag("--no-long", no_long, "no long_track rows");
@@ -631,6 +698,7 @@ int parse(int argc, char** argv, options& o) {
     o.long_rows = has("long");
     o.sdf = has("sdf");
     o.gate_frames = has("gate_frames");
+    o.heightfield = has("heightfield");
   }
   if (no_long) o.long_rows = false;
   if (o.step_envs.empty()) o.step_envs = o.envs;
@@ -656,7 +724,8 @@ void print_tables(const std::vector<row>& rows) {
                        : r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)"
                        : r.scenario == "sdf_query"        ? "boxes/s"
                        : r.scenario.rfind("gate_frames", 0) == 0 ? "spheres/s"
-                       : r.scenario.rfind("sdf", 0) == 0  ? "envs baked/s"
+                       : r.scenario == "heightfield_sample" ? "points/s"
+                       : r.scenario.rfind("sdf", 0) == 0 || r.scenario.rfind("heightfield", 0) == 0 ? "envs baked/s"
                                                           : "tracks/s";
     const std::string name = r.block_threads > 0 ? r.scenario + " (" + std::to_string(r.block_threads) + " threads)" : r.scenario;
     std::printf("| %s | %ld | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4g %s |\n", name.c_str(), r.envs,
@@ -770,6 +839,14 @@ int main(int argc, char** argv) {
         if (e > o.max_envs) continue;
         attempt("gate_frames E=" + std::to_string(e), errors,
                 [&] { for (const row& r : run_gate_frames(e, o, stream)) rows.push_back(r); });
+      }
+    }
+    if (o.heightfield) {
+      for (long e : o.step_envs) {
+        if (e > o.max_envs) continue;
+        for (int res : o.heightfield_resolutions)
+          attempt("heightfield E=" + std::to_string(e) + " R=" + std::to_string(res), errors,
+                  [&] { for (const row& r : run_heightfield(e, res, o, stream)) rows.push_back(r); });
       }
     }
     if (o.long_rows) {

@@ -11,6 +11,7 @@
 #include <track_gen/env_mask.hpp>
 #include <track_gen/errors.hpp>
 #include <track_gen/generator.hpp>
+#include <track_gen/heightfield.hpp>
 #include <track_gen/params.hpp>
 #include <track_gen/policy.hpp>
 #include <track_gen/presets.hpp>
@@ -170,10 +171,16 @@ class course {
   /// @throws capture_error `stream`'s capture was invalidated.
   ///
   /// With an SDF attached (attach_sdf), the same call then bakes the field of those envs (one more
-  /// kernel on `stream`, in the same capture when recording; not under the IF node).
+  /// kernel on `stream`, in the same capture when recording; not under the IF node); with a
+  /// heightfield attached (attach_heightfield), likewise one more kernel after it. Recorded
+  /// masked, each such kernel is an ordinary node after the conditional node: every replay runs
+  /// it, and its blocks of unmasked envs return at once (an all-zero mask bakes nothing).
   void regenerate(env_mask mask, bool advance, stream_type stream) {
     generator_.generate(mask, advance, stream);
-    if (sdf_owner_ != nullptr) detail::sdf_baker<backend_type>::run(batch_.view(), sdf_, sdf_selection_of(mask), stream);
+    if (sdf_owner_ != nullptr)
+      detail::field_baker<backend_type, sdf_ref>::run(batch_.view(), sdf_, detail::bake_selection_of(mask), stream);
+    if (heights_owner_ != nullptr)
+      detail::field_baker<backend_type, heightfield_ref>::run(batch_.view(), heights_, detail::bake_selection_of(mask), stream);
   }
 
   /// Attaches an SDF collision field (sdf.hpp) of num_envs() envs and the same backend: it is
@@ -185,20 +192,26 @@ class course {
   template <class FieldPolicy>
   void attach_sdf(const sdf_field<FieldPolicy>* field, stream_type stream) {
     static_assert(std::is_same_v<typename FieldPolicy::backend_type, backend_type>, "the field's backend must be the course's");
-    if (field == nullptr) {
-      sdf_owner_ = nullptr;
-      return;
-    }
-    if (field->num_envs() != num_envs())
-      throw std::invalid_argument("track_gen: course::attach_sdf: the field's num_envs = " + std::to_string(field->num_envs()) +
-                                  ", expected the course's " + std::to_string(num_envs()));
-    detail::backend_ops<backend_type>::type::require_not_capturing(stream, "course::attach_sdf");
-    sdf_ = field->view();
-    sdf_owner_ = field->owner();
-    detail::sdf_baker<backend_type>::run(batch_.view(), sdf_, sdf_selection_of(env_mask{}), stream);
+    attach_field(field, sdf_, sdf_owner_, "course::attach_sdf", stream);
   }
   /// The attached field's view (a default sdf_ref when none is attached).
   sdf_ref sdf() const { return sdf_owner_ != nullptr ? sdf_ : sdf_ref{}; }
+
+  /// Attaches a heightfield (heightfield.hpp) of num_envs() envs and the same backend, as
+  /// attach_sdf: it is baked now for every env (asynchronous on `stream`), then every regenerate
+  /// re-bakes only the envs it regenerates (regenerate: a kernel after the generation, and after
+  /// the SDF's when both are attached, outside the conditional node). The course keeps the
+  /// field's memory alive; a graph that recorded a regenerate reads it while the course lives
+  /// (not anchored to captures: keep the course, or the field's owner(), alive while such graphs
+  /// replay). `field` null detaches.
+  /// @throws std::invalid_argument the field's num_envs differs. @throws capture_error capturing.
+  template <class FieldPolicy>
+  void attach_heightfield(const track_gen::heightfield<FieldPolicy>* field, stream_type stream) {
+    static_assert(std::is_same_v<typename FieldPolicy::backend_type, backend_type>, "the field's backend must be the course's");
+    attach_field(field, heights_, heights_owner_, "course::attach_heightfield", stream);
+  }
+  /// The attached heightfield's view (a default heightfield_ref when none is attached).
+  heightfield_ref heights() const { return heights_owner_ != nullptr ? heights_ : heightfield_ref{}; }
 
   /// How this course records into captures: the Policy's choices at construction, changed with
   /// set_recording.
@@ -275,10 +288,21 @@ class course {
       : course(plan(params, checkpoint_spacing, tracks, variants, borrowed, stream), stream) {}
   course(parts p, stream_type stream);
 
-  static detail::sdf_selection sdf_selection_of(env_mask mask) {
-    detail::sdf_selection sel;
-    sel.mask = mask;
-    return sel;
+  /// attach_sdf / attach_heightfield: `field` (null: detach) into `ref` and `owner`, baked now
+  /// for every env; `fn` names the call in messages.
+  template <class Field, class Ref>
+  void attach_field(const Field* field, Ref& ref, std::shared_ptr<const void>& owner, const char* fn, stream_type stream) {
+    if (field == nullptr) {
+      owner = nullptr;
+      return;
+    }
+    if (field->num_envs() != num_envs())
+      throw std::invalid_argument(std::string("track_gen: ") + fn + ": the field's num_envs = " +
+                                  std::to_string(field->num_envs()) + ", expected the course's " + std::to_string(num_envs()));
+    detail::backend_ops<backend_type>::type::require_not_capturing(stream, fn);
+    ref = field->view();
+    owner = field->owner();
+    detail::field_baker<backend_type, Ref>::run(batch_.view(), ref, detail::bake_selection_of(env_mask{}), stream);
   }
 
   std::shared_ptr<unsigned char> storage_;  ///< the one allocation (batch, progress, generator)
@@ -287,6 +311,8 @@ class course {
   generator_type generator_;
   sdf_ref sdf_;                           ///< the attached SDF's view (attach_sdf)
   std::shared_ptr<const void> sdf_owner_;  ///< its memory; null: none attached
+  heightfield_ref heights_;                   ///< the attached heightfield's view (attach_heightfield)
+  std::shared_ptr<const void> heights_owner_;  ///< its memory; null: none attached
   contact_arrays contacts_;  ///< in storage_, after the generator's range
   const float3* positions_ = nullptr;
   const float4* orientations_ = nullptr;

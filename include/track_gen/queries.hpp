@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// Batch queries: the per-env runtime utilities (localizer.hpp, observations.hpp, spawn.hpp,
-/// collision.hpp, gate_collision.hpp, speed_profile.hpp, props.hpp) applied to every env of a batch at once, with
-/// `[E]`-shaped inputs and outputs, for host code that does not write its own kernel (the C++
-/// user's step loop, the Python extension).
+/// collision.hpp, gate_collision.hpp, speed_profile.hpp, props.hpp, heightfield.hpp) applied to
+/// every env of a batch at once, with `[E]`-shaped inputs and outputs, for host code that does
+/// not write its own kernel (the C++ user's step loop, the Python extension).
 ///
 /// Every function:
 /// - takes the batch's view (`course.view().batch()`, a `track_batch_ref`; `spawn` and
@@ -37,6 +37,7 @@
 #include <track_gen/detail/ops.hpp>
 #include <track_gen/env_mask.hpp>
 #include <track_gen/gate_collision.hpp>
+#include <track_gen/heightfield.hpp>
 #include <track_gen/localizer.hpp>
 #include <track_gen/observations.hpp>
 #include <track_gen/policy.hpp>
@@ -237,6 +238,21 @@ struct border_cones_op {
     // NaN padding: collide_discs skips it, renderers can drop it.
     for (int i = total; i < capacity; ++i) cones[i] = f3(NAN, NAN, NAN);
     if (count != nullptr) count[e] = total;
+  }
+};
+
+struct sample_heights_op {
+  heightfield_ref field;
+  const float* x;
+  const float* y;
+  int points_per_env;
+  float* out;
+  float2* gradient;
+  TRACK_GEN_HD void operator()(int i) const {
+    const int e = i / points_per_env;
+    float2 g;
+    out[i] = field.sample(e, x[i], y[i], gradient != nullptr ? &g : nullptr);
+    if (gradient != nullptr) gradient[i] = g;
   }
 };
 
@@ -442,6 +458,30 @@ void border_cones(const track_batch_ref& view, border_side side, float spacing, 
                                 ", expected > 0 cones per env");
   detail::check_pointers<Backend>("border_cones", {{out, "out"}}, {{count, "count"}});
   detail::run_query<Backend>(view.num_envs(), detail::border_cones_op{view, side, spacing, capacity, out, count}, stream);
+}
+
+/// The terrain height (heightfield.hpp `heightfield_ref::sample`) at K points per env: `out[e K +
+/// k]` [m] at (x[e K + k], y[e K + k]) [m, env e's track frame], bilinear, clamped to the grid
+/// (NaN for a non-finite point). For `[E]` or `[E, K]` float tensors. One thread per point, O(1)
+/// each. Asynchronous on `stream`.
+/// @param field          the heightfield's view (E = field.num_envs() envs; an attached one:
+///                       course.heights()).
+/// @param points_per_env K >= 1.
+/// @param x, y, out      float [E * K], required. @param gradient float2 [E * K] (dz/dx, dz/dy), or null.
+/// @throws std::invalid_argument K < 1, a required pointer null, a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void sample_heights(const heightfield_ref& field, const float* x, const float* y, int points_per_env, float* out,
+                    float2* gradient, typename Backend::stream_type stream) {
+  if (points_per_env < 1)
+    throw std::invalid_argument("track_gen: sample_heights: points_per_env = " + std::to_string(points_per_env) +
+                                ", expected >= 1");
+  detail::check_pointers<Backend>("sample_heights", {{x, "x"}, {y, "y"}, {out, "out"}}, {{gradient, "gradient"}});
+  const long long count = static_cast<long long>(field.num_envs()) * points_per_env;
+  if (count > 2147483647LL)
+    throw std::invalid_argument("track_gen: sample_heights: num_envs x points_per_env = " + std::to_string(count) +
+                                ", expected <= 2147483647");
+  detail::run_query<Backend>(static_cast<int>(count), detail::sample_heights_op{field, x, y, points_per_env, out, gradient},
+                             stream);
 }
 
 }  // namespace track_gen

@@ -13,6 +13,7 @@
 #include <track_gen/gate_collision.hpp>
 #include <track_gen/gate_course.hpp>
 #include <track_gen/generator.hpp>
+#include <track_gen/heightfield.hpp>
 #include <track_gen/localizer.hpp>
 #include <track_gen/observations.hpp>
 #include <track_gen/params.hpp>

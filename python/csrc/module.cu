@@ -74,6 +74,8 @@ class any_course {
   virtual int max_gates() const = 0;
   virtual float checkpoint_spacing() const = 0;
   virtual tt::course_tensors tensors(c10::DeviceIndex device) const = 0;
+  /// course::attach_heightfield (null detaches).
+  virtual void attach_heightfield(const tg::heightfield<>* field, stream_type stream) = 0;
   int num_envs() const { return params().num_envs; }
   int num_samples() const { return params().num_samples; }
 };
@@ -100,6 +102,9 @@ class course_holder final : public any_course {
   int max_gates() const override { return course_.max_gates(); }
   float checkpoint_spacing() const override { return course_.checkpoint_spacing(); }
   tt::course_tensors tensors(c10::DeviceIndex device) const override { return tt::tensors(course_, device); }
+  void attach_heightfield(const tg::heightfield<>* field, stream_type stream) override {
+    course_.attach_heightfield(field, stream);
+  }
 
  private:
   const char* name_;
@@ -411,14 +416,59 @@ class py_course {
   /// (user object) that holds it. For tests of lifetimes.
   long owner_use_count() const { return course_->owner().use_count() - 1; }  // minus the temporary
 
-  /// Ties the course's memory to the graph `stream` is capturing into (retain_capture).
+  /// Ties the course's memory (and the attached heightfield's: a recorded regenerate bakes it)
+  /// to the graph `stream` is capturing into (retain_capture).
   void retain_capture(std::optional<std::uintptr_t> stream) const {
     c10::cuda::CUDAGuard guard(device_);
-    tt::retain_capture(stream_of(stream, device_), course_->owner());
+    tt::retain_capture(stream_of(stream, device_), course_->owner(), heights_owner());
   }
 
-  /// Ties the course's memory to a torch.cuda.CUDAGraph(keep_graph=True) (interop::torch::retain).
-  void retain_graph(at::cuda::CUDAGraph& graph) const { tt::retain(graph, course_->owner()); }
+  /// Ties the course's memory (and the attached heightfield's) to a
+  /// torch.cuda.CUDAGraph(keep_graph=True) (interop::torch::retain).
+  void retain_graph(at::cuda::CUDAGraph& graph) const { tt::retain(graph, course_->owner(), heights_owner()); }
+
+  // ---- heightfield (heightfield.hpp) ----
+
+  /// Allocates a heightfield of the course's E envs (`resolution` texels per side, `margin`
+  /// metres around each track's borders), attaches it to the course (baked now for every env on
+  /// the stream, then by each regenerate for the envs it regenerates) and replaces the one
+  /// attached before (whose tensors keep its memory alive while they live). Allocates: not
+  /// while capturing (capture_error).
+  void attach_heightfield(int resolution, float margin, std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    const ::cuda::stream_ref s = stream_of(stream, device_);
+    auto field = std::make_unique<tg::heightfield<>>(course_->num_envs(), resolution, margin, s);
+    course_->attach_heightfield(field.get(), s);
+    heights_tensors_ = tt::grid_tensors_of(*field, device_);
+    heights_ = std::move(field);
+  }
+
+  /// {"heights": float32 [E, R, R] (heights[e, j, i]: row j along +y), "headers": float32
+  /// [E, 4] (x0, y0, cell, inv_cell)}, over the field's memory. std::logic_error when none is
+  /// attached.
+  py::dict heightfield_tensors() const {
+    require_heightfield("heightfield_tensors");
+    py::dict d;
+    d["heights"] = heights_tensors_.texels;
+    d["headers"] = heights_tensors_.headers;
+    return d;
+  }
+
+  /// tg::sample_heights: `x`, `y`, `out` float32 [E] or [E, K] (one shape), on the device.
+  void sample_heights(const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, std::optional<std::uintptr_t> stream) {
+    c10::cuda::CUDAGuard guard(device_);
+    require_heightfield("sample_heights");
+    const std::int64_t e = course_->num_envs();
+    const std::vector<std::int64_t> shape = x.sizes().vec();
+    if (shape.empty() || shape.size() > 2 || shape[0] != e || (shape.size() == 2 && (shape[1] < 1 || shape[1] > INT32_MAX)))
+      throw std::invalid_argument("track_gen: sample_heights: x must be a float32 tensor of shape [" + std::to_string(e) +
+                                  "] or [" + std::to_string(e) + ", K] with K >= 1; got " + tt::detail::describe(x));
+    const int k = shape.size() == 2 ? static_cast<int>(shape[1]) : 1;
+    tg::sample_heights<tg::backend::cuda>(heights_->view(), query_tensor<float>(x, at::kFloat, shape, device_, "x"),
+                                          query_tensor<float>(y, at::kFloat, shape, device_, "y"), k,
+                                          query_tensor<float>(out, at::kFloat, shape, device_, "out"), nullptr,
+                                          stream_of(stream, device_));
+  }
 
   int num_envs() const { return course_->num_envs(); }
   int num_samples() const { return course_->num_samples(); }
@@ -542,9 +592,17 @@ class py_course {
   }
 
  private:
+  std::shared_ptr<const void> heights_owner() const { return heights_ != nullptr ? heights_->owner() : nullptr; }
+  void require_heightfield(const char* fn) const {
+    if (heights_ == nullptr)
+      throw std::logic_error(std::string("track_gen: ") + fn + ": no heightfield is attached (call attach_heightfield first)");
+  }
+
   c10::DeviceIndex device_;
   std::unique_ptr<any_course> course_;
   tt::course_tensors tensors_;
+  std::unique_ptr<tg::heightfield<>> heights_;  ///< the attached heightfield (attach_heightfield), or null
+  tt::grid_tensors heights_tensors_;            ///< its texels and headers as tensors
 };
 
 // ---- sharding -----------------------------------------------------------------------------------
@@ -713,7 +771,18 @@ PYBIND11_MODULE(_C, m) {
              python_errors([&] { c.cones(side, spacing, capacity, out, count, st); });
            },
            py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("out"), py::arg("count"),
-           py::arg("stream") = py::none());
+           py::arg("stream") = py::none())
+      .def("attach_heightfield",
+           [](py_course& c, int resolution, float margin, opt_stream st) {
+             python_errors([&] { c.attach_heightfield(resolution, margin, st); });
+           },
+           py::arg("resolution"), py::arg("margin"), py::arg("stream") = py::none())
+      .def("heightfield_tensors", [](const py_course& c) { return python_errors([&] { return c.heightfield_tensors(); }); })
+      .def("sample_heights",
+           [](py_course& c, const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.sample_heights(x, y, out, st); });
+           },
+           py::arg("x"), py::arg("y"), py::arg("out"), py::arg("stream") = py::none());
 
   m.def(
       "capture_info",

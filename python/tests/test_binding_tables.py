@@ -33,7 +33,7 @@ def _module_bindings() -> tuple:
     """(Course's methods and properties, module functions) that module.cu binds."""
     text = (ROOT / "python/csrc/module.cu").read_text()
     start = text.index('py::class_<py_course>(m, "Course")')
-    end = text.index(";", text.index('.def("cones"', start))
+    end = text.index("\n  m.def(", start)  # the class's chain ends before the first module function
     course = set(re.findall(r'\.def(?:_property_readonly)?\(\s*"(\w+)"', text[start:end]))
     functions = set(re.findall(r'\bm\.def\(\s*"(\w+)"', text))
     return course, functions

@@ -154,6 +154,17 @@ class Course:
         count: torch.Tensor,
         stream: Optional[int] = None,
     ) -> None: ...
+    def attach_heightfield(self, resolution: int, margin: float, stream: Optional[int] = None) -> None:
+        """Allocates a heightfield (heightfield.hpp) of R = resolution texels per side and margin
+        [m], attaches it (baked now, then by each regenerate for its envs); replaces the one
+        attached before. Not while capturing."""
+    def heightfield_tensors(self) -> Dict[str, torch.Tensor]:
+        """{"heights": float32 [E, R, R] [m], "headers": float32 [E, 4] (x0, y0, cell, inv_cell)},
+        over the field's memory; RuntimeError when none is attached."""
+    def sample_heights(
+        self, x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, stream: Optional[int] = None
+    ) -> None:
+        """x, y, out float32 [E] or [E, K] (one shape): bilinear heights [m], clamped to the grid."""
 
 def capture_info(stream: int) -> Tuple[int, int]:
     """(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated."""

@@ -804,6 +804,80 @@ class Course:
         self._impl.cones(0 if side == "left" else 1, float(spacing), c, b.position, b.count, _stream_arg(stream))
         return b
 
+    # ---- heightfield (C++ heightfield.hpp) -------------------------------------------------------
+
+    def attach_heightfield(self, resolution: int = 64, margin: float = 0.0, stream=None) -> None:
+        """Allocates and attaches a heightfield: per env, an R x R grid (R = ``resolution``, in
+        [2, 512]) of terrain heights around the track, each texel the height z [m] of the
+        nearest centreline cross-section in the xy plane (the centreline's z at the planar foot).
+        The grid covers each track's borders' bounding box plus ``margin`` metres (in [0, 1e6])
+        on every side, in square cells. It is baked now for every env on ``stream``, then every
+        :meth:`regenerate` re-bakes the envs it regenerates (one more kernel on the same stream,
+        recorded with it into a capture, after its conditional node: it runs on every replay,
+        baking only the masked envs). Attach before capturing: a graph bakes the field that was
+        attached when it was recorded. A second call replaces the field (tensors of the old one
+        stay valid while they live). Memory: E (4 R^2 + 16) bytes (docs/runtime-utilities.md).
+
+        Raises:
+            TypeError: ``resolution`` not an int, ``margin`` not a number.
+            ValueError: ``resolution`` or ``margin`` out of range (the message names
+                heightfield.resolution or heightfield.margin and the range).
+            track_gen.exec.errors.CaptureError: the stream is capturing (this allocates).
+        """
+        if isinstance(resolution, bool) or not isinstance(resolution, int):
+            raise TypeError(f"resolution must be an int, got {type(resolution).__name__} {resolution!r}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+            raise TypeError(f"margin must be a number [m], got {type(margin).__name__} {margin!r}")
+        self._impl.attach_heightfield(int(resolution), float(margin), _stream_arg(stream))
+        t = self._impl.heightfield_tensors()
+        self._heightfield = (t["heights"], t["headers"])
+
+    def _heightfield_tensors(self, fn: str):
+        hf = self.__dict__.get("_heightfield")
+        if hf is None:
+            raise RuntimeError(f"track_gen: {fn}: no heightfield is attached (call attach_heightfield first)")
+        return hf
+
+    def heightfield(self):
+        """The attached heightfield's heights: float32 ``[E, R, R]`` [m], ``heightfield()[e, j, i]``
+        the height at the centre of texel (i, j) of env e: (x0 + (i + 0.5) cell, y0 + (j + 0.5)
+        cell) in the env's track frame (row j along +y, column i along +x; x0, y0, cell from
+        :meth:`heightfield_headers`). A view of the field's memory, updated in place by each
+        regenerate. Raises RuntimeError when none is attached."""
+        return self._heightfield_tensors("heightfield")[0]
+
+    def heightfield_headers(self):
+        """float32 ``[E, 4]``: each env's grid as (x0, y0, cell, inv_cell) [m, m, m, 1/m] (see
+        :meth:`heightfield`). A view, updated in place. Raises RuntimeError when none is attached."""
+        return self._heightfield_tensors("heightfield_headers")[1]
+
+    def sample_height(self, x, y, stream=None):
+        """The terrain height at points of each env (C++ ``sample_heights``): the bilinear
+        interpolation of the four texels around (x, y) [m, the env's track frame], the point
+        first clamped to the square of the texel centres (outside the grid the edge texels extend
+        as constants); NaN for a non-finite point. One thread per point.
+
+        Args:
+            x, y: float32 ``[E]`` (one point per env) or ``[E, K]`` (K points per env), one shape,
+                on the course's device, contiguous.
+        Returns float32 of the same shape [m], reused by the next call of that shape.
+        Raises:
+            RuntimeError: no heightfield is attached.
+            ValueError: a tensor of the wrong dtype, shape, device or layout.
+        """
+        import torch  # noqa: PLC0415
+        self._heightfield_tensors("sample_height")
+        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else None
+        if shape is None or len(shape) not in (1, 2) or shape[0] != self.num_envs or (len(shape) == 2 and shape[1] < 1):
+            shape = (self.num_envs,)  # reported by the check below
+        wanted = f"a float32 tensor of shape [{self.num_envs}] or [{self.num_envs}, K], K >= 1"
+        self._check_tensor(x, "x", ("float32",), shape, wanted)
+        self._check_tensor(y, "y", ("float32",), shape, wanted + " (x's shape)")
+        out = self._buffers(("sample_height", shape), lambda: torch.zeros(shape, device=self.device))
+        self._note()
+        self._impl.sample_heights(x, y, out, _stream_arg(stream))
+        return out
+
     @property
     def pipeline(self) -> str:
         """The C++ pipeline that builds this course's tracks, chosen from its parameters at

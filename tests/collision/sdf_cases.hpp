@@ -18,6 +18,7 @@
 ///   give the invalid bit; sdf_ref is trivially copyable.
 /// Templated over the backend policy; applied in sdf_test.cpp (host) and .cu (CUDA).
 
+#include "collision/grid_copy.hpp"
 #include "progress/collision_cases.hpp"
 
 #include <track_gen/sdf.hpp>
@@ -33,27 +34,11 @@ static_assert(std::is_trivially_copyable_v<tg::sdf_ref>, "sdf_ref is passed to k
 static_assert(std::is_trivially_copyable_v<tg::sdf_header>);
 
 /// A field's headers and texels, copied to the host.
-struct field_copy {
-  std::vector<tg::sdf_header> headers;
-  std::vector<float> texels;
-  int resolution = 0;
-  float texel(int e, int i, int j) const {
-    return texels[(static_cast<std::size_t>(e) * resolution + j) * resolution + i];
-  }
-};
+using field_copy = grid_test::grid_copy;
 
 template <class Policy>
 field_copy download(const tg::sdf_field<Policy>& f, rig<Policy>& r) {
-  using ops = typename tg::detail::backend_ops<typename Policy::backend_type>::type;
-  const tg::sdf_ref v = f.view();
-  field_copy c;
-  c.resolution = v.resolution();
-  c.headers.resize(static_cast<std::size_t>(v.num_envs()));
-  c.texels.resize(static_cast<std::size_t>(v.num_envs()) * v.resolution() * v.resolution());
-  ops::copy_to_host_async(c.headers.data(), &v.header(0), c.headers.size() * sizeof(tg::sdf_header), r.stream().get());
-  ops::copy_to_host_async(c.texels.data(), v.texels(0), c.texels.size() * sizeof(float), r.stream().get());
-  ops::synchronize(r.stream().get());
-  return c;
+  return grid_test::download_grid(f, r.stream());
 }
 
 /// collision.hpp's d at the planar point (x, y) of env e by brute force in double: every segment

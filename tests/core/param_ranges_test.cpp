@@ -210,12 +210,12 @@ std::map<param, setter> setters() {
 /// The rows that bound a capacity derived from the parameters, or an input that is not a
 /// parameter: gates per track (tested below), the user-track, scratch and course sizes
 /// (tests/core/capacity_test.cpp), step positions (tests/progress/invalid_input_cases.hpp), the
-/// SDF resolution (tests/collision/sdf_cases.hpp), the gate frame and sphere radius
-/// (tests/gates/gate_frame_collision_cases.hpp).
+/// SDF and heightfield grids' sizes (tests/collision/sdf_cases.hpp, heightfield_cases.hpp), the
+/// gate frame and sphere radius (tests/gates/gate_frame_collision_cases.hpp).
 std::set<param> capacity_rows() {
   return {param::gates_per_track, param::user_track_points, param::scratch_bytes_per_track, param::course_bytes,
-          param::position, param::sdf_resolution, param::gate_frame_half_thickness, param::gate_frame_half_depth,
-          param::gate_frame_radius};
+          param::position, param::sdf_resolution, param::heightfield_resolution, param::heightfield_margin,
+          param::gate_frame_half_thickness, param::gate_frame_half_depth, param::gate_frame_radius};
 }
 
 /// The current value of the field a `min_from` names (the dynamic lower bound).

@@ -102,6 +102,8 @@ enum class param : int {
   gate_frame_half_thickness,
   gate_frame_half_depth,
   gate_frame_radius,
+  heightfield_resolution,
+  heightfield_margin,
   count
 };
 
@@ -407,6 +409,11 @@ inline constexpr param_range param_ranges[] = {
   {param::gate_frame_radius, "gate_frame.radius", "m", false, 0, max_length, bound::open, bound::closed, nullptr,
    "the radius of the sphere tested against gate frames (collide_gate_frames): positive (a sphere, not a point); "
    "lengths stay <= 1e6 m"},
+  {param::heightfield_resolution, "heightfield.resolution", "", true, 2, 512, bound::closed, bound::closed, nullptr,
+   "texels per side of an env's terrain-height grid (heightfield.hpp): bilinear sampling needs 2; 512 (1 MiB per "
+   "env) bounds the memory (E R^2 x 4 bytes) and a bake's work per env"},
+  {param::heightfield_margin, "heightfield.margin", "m", false, 0, max_length, bound::closed, bound::closed, nullptr,
+   "grid around the borders' bounding box on every side (0: the box alone); lengths stay <= 1e6 m"},
 };
 // clang-format on
 

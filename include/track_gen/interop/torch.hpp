@@ -2,7 +2,8 @@
 /// @file
 /// Helpers for LibTorch / ATen users of the CUDA backend: PyTorch's current stream as the
 /// library's stream, `at::Tensor` arguments checked and borrowed as course inputs (no copy),
-/// the course's arrays as tensors (no copy), and `retain` for a PyTorch CUDA graph.
+/// the course's arrays and a field's grids as tensors (no copy), and `retain` for a PyTorch
+/// CUDA graph.
 ///
 /// Needs LibTorch's headers (ATen, c10/cuda) and a translation unit compiled by nvcc when a
 /// `course` of `backend::cuda` is used in it (a torch extension's `.cu` file). Nothing here
@@ -173,6 +174,30 @@ course_tensors tensors(const Course& course, c10::DeviceIndex device) {
   TRACK_GEN_CONTACT_FIELDS(TRACK_GEN_MAKE)
 #undef TRACK_GEN_MAKE
   return r;
+}
+
+/// A per-env grid (heightfield.hpp's `heightfield`, sdf.hpp's `sdf_field`) as tensors over the
+/// field's memory (no copy), each holding `field.owner()`: `texels` float32 [E, R, R]
+/// (texels[e, j, i]: row j along +y, column i along +x, the value at that texel's centre) and
+/// `headers` float32 [E, 4] (each env's x0, y0, cell, inv_cell [m, 1/m]). Written by the field's
+/// bakes in stream order.
+struct grid_tensors {
+  at::Tensor texels;
+  at::Tensor headers;
+};
+
+/// The grids of `field` (any CUDA field with a view of `texels(env)`, `header(env)` of four
+/// floats, `num_envs()`, `resolution()`, and an `owner()`) as tensors on CUDA device `device`.
+template <class Field>
+grid_tensors grid_tensors_of(const Field& field, c10::DeviceIndex device) {
+  auto v = field.view();
+  static_assert(sizeof(v.header(0)) == 4 * sizeof(float), "a grid header is four floats: x0, y0, cell, inv_cell");
+  const std::int64_t e = v.num_envs(), r = v.resolution();
+  const std::shared_ptr<const void> owner = field.owner();
+  grid_tensors g;
+  g.texels = borrow(v.texels(0), {e, r, r}, at::kFloat, device, owner);
+  g.headers = borrow(static_cast<void*>(&v.header(0)), {e, 4}, at::kFloat, device, owner);
+  return g;
 }
 
 /// Ties `owners` (shared owners, e.g. `course.owner()`) to the graph that `stream` is capturing
