@@ -734,8 +734,10 @@ class Course:
             scope: ``"adjacent"`` (default): each env's next gate (``next_gate``) and the gate
                 before it, the one passed last (gate 0 after a reset), so a drone clipping a gate
                 just after flying through it counts; ``"all"``: every gate of the env (O(G)).
+
         Reads the progress: call it after :meth:`step` on the same stream. A non-finite position
         gives flags 4 (invalid), hit False, depth 0, NaN distance in its env only.
+
         Returns:
             :class:`GateFrameHit`, reused by the next call: among the gates tested, the one of
             least signed distance (the deepest hit, or with no hit the nearest frame).
