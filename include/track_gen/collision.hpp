@@ -228,13 +228,18 @@ TRACK_GEN_HD inline box_contact invalid_box_contact(int hint) {
 /// `b` is checked with is_valid_box; an invalid box returns invalid_box_contact(hint) (status
 /// bit contact_flags::invalid, nothing else computed). O(window) for a box on the road with a
 /// good hint; up to five O(N) searches when lost or off the road. `hint` is any integer (wrapped),
-/// `window` as for track_ref::project.
-TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b, int hint = 0, int window = 0) {
+/// `window` as for track_ref::project. `trust_margin` [m], >= 0: the local searches are trusted
+/// up to the half-width plus it from the centreline (track_ref::project_local): at most half the
+/// validation's clearance_margin, and only on a track with status::valid (course::step passes
+/// that), so that a car whose corners are off the road by less than it pays no O(N) search; 0
+/// (the default): the half-width alone. The answer is the O(N) search's either way.
+TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b, int hint = 0, int window = 0,
+                                            float trust_margin = 0.0f) {
   using namespace detail;
   if (!is_valid_box(b)) return invalid_box_contact(hint);
   const int n = track.num_samples();
   const bool windowed = window > 0 && window < n && 2 * window + 1 < n;  // window < n first: no overflow
-  const projection centre = track.project(b.centre, hint, window);
+  const projection centre = track.project(b.centre, hint, window, trust_margin);
   std::uint32_t flags = centre.full_search && windowed ? contact_flags::lost : 0u;
   const box_footprint f = footprint(b);
   float best = INFINITY;
@@ -242,7 +247,7 @@ TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b
   float best_t = centre.t;
   border_side side = border_side::left;
   for (int i = 0; i < 4; ++i) {
-    const projection p = track.project(f.corner[i], centre.segment, window);
+    const projection p = track.project(f.corner[i], centre.segment, window, trust_margin);
     if (p.full_search && windowed) flags |= contact_flags::lost;
     const int k = p.segment, k1 = k + 1 == n ? 0 : k + 1;
     const float to_left = lerp(track.half_width_left(k), track.half_width_left(k1), p.t) - p.lateral;

@@ -314,6 +314,7 @@ class course {
   heightfield_ref heights_;                   ///< the attached heightfield's view (attach_heightfield)
   std::shared_ptr<const void> heights_owner_;  ///< its memory; null: none attached
   contact_arrays contacts_;  ///< in storage_, after the generator's range
+  float contact_trust_margin_ = 0.0f;  ///< half the least validation clearance_margin [m] (plan)
   const float3* positions_ = nullptr;
   const float4* orientations_ = nullptr;
   const float2* half_extents_ = nullptr;

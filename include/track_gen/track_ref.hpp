@@ -136,10 +136,10 @@ class track_ref {
   /// docs/parameters.md); project() does not check it (progress_tracker_ref::step does, and
   /// reports invalid input). Beyond the bound the result is meaningless: past ~1e19 m the squared
   /// distances overflow, `lateral` and `distance` become +inf and `segment` falls on 0.
-  TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0) const {
+  TRACK_GEN_HD projection project(float3 p, int hint = 0, int window = 0, float trust_margin = 0.0f) const {
     nearest_segment best;
     // Any window of N or more means the O(N) search; clamping keeps 2 window + 1 from overflowing.
-    const bool full = project_local(p, hint, window > num_samples_ ? num_samples_ : window, best);
+    const bool full = project_local(p, hint, window > num_samples_ ? num_samples_ : window, best, trust_margin);
     if (full) scan_segments(p, 0, 1, best);
     return projection_at(p, best, full);
   }
@@ -147,8 +147,13 @@ class track_ref {
   /// The local part of project(): the downhill walk from `hint` and the scan around its
   /// minimum. Returns false with that minimum in `best`, or true when the O(N) search is needed
   /// instead (`window <= 0`, 2 window + 1 >= N, the minimum on the window's edge, or farther than
-  /// the half-width), with `best` reset to `nearest_segment{}`, where that search starts.
-  TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best) const {
+  /// the half-width plus `trust_margin` [m]), with `best` reset to `nearest_segment{}`, where that
+  /// search starts. `trust_margin` may be up to half the validation's clearance_margin on a track
+  /// that passed validation (status::valid): distant parts are then 2 half_width +
+  /// clearance_margin apart, so within half_width + clearance_margin / 2 of the local minimum no
+  /// other part is nearer (the triangle inequality). 0: the half-width alone.
+  TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best,
+                                  float trust_margin = 0.0f) const {
     using namespace detail;
     const int n = num_samples_;
     best = nearest_segment{};
@@ -175,7 +180,7 @@ class track_ref {
     // validation only guarantees that distant parts are 2 * half_width + margin apart, so
     // within the half-width (the narrower side's) the local minimum is global.
     const bool full = off == window || off == -window ||
-                      best.distance2 > square(half_width(best.segment));
+                      best.distance2 > square(half_width(best.segment) + trust_margin);
     if (full) best = nearest_segment{};
     return full;
   }

@@ -87,12 +87,13 @@ struct box_query {
   int env;
   tg::box b;
   int hint, window;
+  float trust_margin = 0.0f;
 };
 struct collide_box_fn {
   tg::track_arrays arrays;
   int num_samples, max_gates;
   TRACK_GEN_HD tg::box_contact operator()(const tg::course_ref&, const box_query& q) const {
-    return tg::collide_box(tg::track_ref(arrays, q.env, num_samples, max_gates), q.b, q.hint, q.window);
+    return tg::collide_box(tg::track_ref(arrays, q.env, num_samples, max_gates), q.b, q.hint, q.window, q.trust_margin);
   }
 };
 
@@ -228,6 +229,9 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
   const int n = t.num_samples;
   const double length = band.st.length(), r = band.st.r, ds = length / n;
   const int window = 32;  // > the walk from the centre's foot to a corner's (half diagonal 2.3 m / ds, x 1.5 on the inner side)
+  // The fourth search trusts the local minimum up to half the validation's clearance margin
+  // beyond the half-width (what course::step passes on valid tracks).
+  const float trust = 0.5f * sr.params().validate.clearance_margin;
 
   // Boxes: centres at arc lengths spread over straights, turns and junctions, lateral offsets
   // straddling both borders (relative to the local half-widths), a normal and a long box, 64 yaws;
@@ -259,6 +263,7 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
           queries.push_back({e, b, near, window});
           queries.push_back({e, b, 0, 0});
           queries.push_back({e, b, (k + n / 2) % n, window});
+          queries.push_back({e, b, near, window, trust});
         }
       }
     }
@@ -266,7 +271,7 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
   const std::vector<tg::box_contact> got = map_on_backend(sr.r, sr.collide(), queries);
 
   double worst_clearance = 0.0, worst_gap = 0.0;
-  int oob_boxes = 0, inside_boxes = 0;
+  int oob_boxes = 0, inside_boxes = 0, trusted_saves = 0;
   for (std::size_t u = 0; u < probes.size(); ++u) {
     const probe& p = probes[u];
     const int e = p.e;
@@ -283,7 +288,7 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
     // error on a polygon (arc_tolerance).
     const double tol = sagitta(ds, r) + 0.5 * n_max * (ds / r) * (ds / r) + 2e-4 +
                        band.slope(e) * arc_tolerance(length, n, r, n_max);
-    const tg::box_contact& c = got[3 * u];
+    const tg::box_contact& c = got[4 * u];
     INFO("env " << e << " box " << u << " at (" << p.x << ", " << p.y << ") yaw " << p.yaw << " half extents ("
                 << p.hx << ", " << p.hy << "): clearance " << c.clearance << " (reference " << d_min << ") flags "
                 << hex(c.flags) << " corner " << c.corner << " border " << static_cast<int>(c.border) << " hint "
@@ -328,15 +333,15 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
     const brute_result bc = brute_nearest(t.position, first, n, v3(p.x, p.y, 0.0));
     CHECK((c.hint == bc.segment || (c.hint + 1) % n == bc.segment || (bc.segment + 1) % n == c.hint));
     // The three searches find the same contact; warm on the road is never lost, teleported always.
-    for (int variant = 1; variant < 3; ++variant) {
-      const tg::box_contact& o = got[3 * u + static_cast<std::size_t>(variant)];
+    for (int variant = 1; variant < 4; ++variant) {
+      const tg::box_contact& o = got[4 * u + static_cast<std::size_t>(variant)];
       CAPTURE(variant);
       CHECK(std::fabs(o.clearance - c.clearance) < 1e-5);
       CHECK((o.flags & tg::contact_flags::out_of_bounds) == (c.flags & tg::contact_flags::out_of_bounds));
       CHECK(o.hint == c.hint);
     }
-    CHECK((got[3 * u + 1].flags & tg::contact_flags::lost) == 0u);  // no window: nothing to lose
-    CHECK((got[3 * u + 2].flags & tg::contact_flags::lost) != 0u);
+    CHECK((got[4 * u + 1].flags & tg::contact_flags::lost) == 0u);  // no window: nothing to lose
+    CHECK((got[4 * u + 2].flags & tg::contact_flags::lost) != 0u);
     // (A corner's windowed search gives up farther than the narrower half-width from the centreline.)
     bool on_road = true, far_off = false;
     for (int i = 0; i < 4; ++i) {
@@ -346,6 +351,20 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
     }
     if (on_road) CHECK((c.flags & tg::contact_flags::lost) == 0u);
     if (far_off) CHECK((c.flags & tg::contact_flags::lost) != 0u);
+    // With the trust margin: no O(N) search while every corner is within the narrower
+    // half-width plus the margin, one when a corner is beyond the wider one plus the margin (up
+    // to the widths' change over a segment: the search compares with a sample's width).
+    const double width_tol = 0.01 + band.slope(e) * ds;
+    bool within_trust = true, beyond_trust = false;
+    for (int i = 0; i < 4; ++i) {
+      const double wl = band.left(e, d[i].arc), wr = band.right(e, d[i].arc), off = std::fabs(d[i].lateral);
+      within_trust = within_trust && off < std::min(wl, wr) + trust - width_tol;
+      beyond_trust = beyond_trust || off > std::max(wl, wr) + trust + width_tol;
+    }
+    const tg::box_contact& trusted = got[4 * u + 3];
+    if (within_trust) CHECK((trusted.flags & tg::contact_flags::lost) == 0u);
+    if (beyond_trust) CHECK((trusted.flags & tg::contact_flags::lost) != 0u);
+    trusted_saves += (within_trust && !on_road) ? 1 : 0;
 
     // Env 0 (constant widths, borders parallel to the centreline): d of a point is its Euclidean
     // signed distance to the exact borders, so d's least value over the box outline (sampled
@@ -376,6 +395,7 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
                                    << oob_boxes << " boxes out, " << inside_boxes << " in");
   CHECK(oob_boxes > static_cast<int>(probes.size()) / 10);
   CHECK(inside_boxes > static_cast<int>(probes.size()) / 20);
+  MESSAGE(trusted_saves << " boxes with a corner off the road but within the trust margin (no O(N) search with it)");
   // The corners miss an edge's dip at the inner curb: a 4.4 m box along the 4.8 m curb, ~0.5 m.
   if (!small_scale()) CHECK(worst_gap > 0.1);
 }

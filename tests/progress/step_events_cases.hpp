@@ -311,11 +311,14 @@ struct box_query {
   int hint, env;
 };
 
-/// collide_box of the query's env, run where the user's kernels run (map_on_backend).
+/// collide_box of the query's env, run where the user's kernels run (map_on_backend), with the
+/// course's trust margin (half the validation's clearance_margin on a valid track).
 struct direct_collide {
   int window;
+  float trust_margin;
   TRACK_GEN_HD tg::box_contact operator()(const tg::course_ref& view, const box_query& in) const {
-    return tg::collide_box(view.track(in.env), in.b, in.hint, window);
+    const tg::track_ref tr = view.track(in.env);
+    return tg::collide_box(tr, in.b, in.hint, window, (tr.status() & tg::status::valid) != 0u ? trust_margin : 0.0f);
   }
 };
 
@@ -362,7 +365,9 @@ TEST_CASE_TEMPLATE_DEFINE("course step with boxes: contacts equal collide_box an
       in.push_back({tg::box{r.positions[i], q[i], h[i]}, p.hint[i], e});
     }
     const std::vector<tg::box_contact> want =
-        map_on_backend(r, direct_collide{r.course().view().tracker().window()}, in);
+        map_on_backend(r, direct_collide{r.course().view().tracker().window(),
+                                         0.5f * r.course().params().validate.clearance_margin},
+                       in);
     for (int e = 0; e < envs; ++e) {
       const auto i = static_cast<std::size_t>(e);
       INFO("step " << step << " env " << e << " clearance " << got.clearance[i] << " direct " << want[i].clearance);

@@ -9,6 +9,7 @@
 #include <track_gen/course_ref.hpp>
 #include <track_gen/detail/fields.hpp>
 #include <track_gen/queries.hpp>
+#include <track_gen/status.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -45,7 +46,10 @@ inline void check_bound_boxes(const float4* orientations, const float2* half_ext
 
 /// Env e's box against its road band, written to the course's contact arrays: collide_box with
 /// the progress step's new hint (the segment of the position's foot, just written by the step
-/// that precedes this launch) and the tracker's window. The box centre is the bound position.
+/// that precedes this launch) and the tracker's window; on a track that passed validation, the
+/// local searches are trusted up to half the course's clearance_margin beyond the half-width
+/// (`trust_margin`, collide_box), so corners a little off the road cost no O(N) search. The box
+/// centre is the bound position.
 struct course_contacts_op {
   track_batch_ref view;
   const int* hints;
@@ -54,9 +58,12 @@ struct course_contacts_op {
   const float2* half_extents;
   int window;
   contact_arrays out;
+  float trust_margin;  ///< half of track_params::validate.clearance_margin [m]
   TRACK_GEN_HD void operator()(int e) const {
     const box b{centres[e], orientations[e], half_extents[e]};
-    const box_contact c = collide_box(view.track(e), b, hints[e], window);
+    const track_ref tr = view.track(e);
+    const float margin = (tr.status() & status::valid) != 0u ? trust_margin : 0.0f;
+    const box_contact c = collide_box(tr, b, hints[e], window, margin);
     out.contact_flags[e] = c.flags;
     out.clearance[e] = c.clearance;
     out.contact_point[e] = c.nearest;

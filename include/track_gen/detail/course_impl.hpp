@@ -6,6 +6,7 @@
 
 #include <track_gen/course.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,7 @@ struct course<Pipeline, Policy>::parts {
   detail::generator_inputs inputs;
   std::shared_ptr<unsigned char> storage;
   std::size_t batch_bytes = 0, progress_bytes = 0, contact_bytes = 0, bytes = 0;
+  float contact_trust_margin = 0.0f;  ///< course_contacts_op::trust_margin
 };
 
 template <class Pipeline, class Policy>
@@ -41,6 +43,12 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
                                             Pipeline::accepts_families, &Pipeline::max_control_points,
                                             ops::select_temp_bytes(params.num_envs),
                                             sizeof(detail::generate_args<detail::progress_reset_hook>));
+  // The box contacts trust their local searches up to half the least clearance margin the
+  // tracks were validated with (every variant's own, when there are variants).
+  float margin = params.validate.clearance_margin;
+  if (variants != nullptr)
+    for (const track_params& v : variants->variants) margin = std::min(margin, v.validate.clearance_margin);
+  p.contact_trust_margin = 0.5f * std::max(margin, 0.0f);
   p.batch_bytes = batch_type::required_bytes(params.num_envs, params.num_samples, p.inputs.plan.max_gates);
   p.progress_bytes = tracker_type::required_bytes(params.num_envs);
   p.contact_bytes = detail::plan_contacts(params.num_envs).bytes;
@@ -92,6 +100,7 @@ course<Pipeline, Policy>::course(parts p, stream_type stream)
   using ops = typename detail::backend_ops<backend_type>::type;
   unsigned char* contacts = storage_.get() + p.bytes - p.contact_bytes;
   contacts_ = contact_arrays::at(contacts, detail::plan_contacts(p.inputs.params.num_envs));
+  contact_trust_margin_ = p.contact_trust_margin;
   ops::zero(contacts, p.contact_bytes, stream);
   generator_.generate(env_mask{}, false, stream);  // episode 0 of every env; resets its progress
 }
@@ -139,7 +148,8 @@ void course<Pipeline, Policy>::step(stream_type stream) {
   const progress_tracker_ref& progress = tracker_.view();
   detail::run_query<backend_type>(num_envs(),
                                   detail::course_contacts_op{progress.tracks(), progress.arrays().hint, positions_,
-                                                             orientations_, half_extents_, progress.window(), contacts_},
+                                                             orientations_, half_extents_, progress.window(), contacts_,
+                                                             contact_trust_margin_},
                                   stream);
 }
 
