@@ -60,7 +60,6 @@ import argparse
 import dataclasses
 import gc
 import importlib
-import math
 import os
 import platform
 import sys
