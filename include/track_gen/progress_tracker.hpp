@@ -264,7 +264,8 @@ class progress_tracker_ref {
   ///   shorter way round, at most G; none on a usual step between gates): a jump across the
   ///   infield crossing gates far from both projections is not reported. The candidates come
   ///   from the gates' arc lengths (gate_layout: by arithmetic for evenly spaced gates, by a
-  ///   binary search of gate_arc_length for gates at anchors). Always -1 on a one-gate track (its only gate is the next one) and on the first step after a reset.
+  ///   binary search of gate_arc_length for gates at anchors). Always -1 on a one-gate track
+  ///   (its only gate is the next one) and on the first step after a reset.
   /// A `p` that is not finite or has a coordinate beyond +-1e7 m (detail::max_position,
   /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
   /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's

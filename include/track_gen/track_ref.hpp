@@ -119,8 +119,6 @@ class track_ref {
   TRACK_GEN_HD track_gen::gate gate(int g) const {
     return {a_.gate_centre[g], a_.gate_normal[g], a_.gate_half_width[g], a_.gate_arc_length[g]};
   }
-  /// Arc length of gate g in [0, num_gates()) from the start line [m].
-  TRACK_GEN_HD float gate_arc_length(int g) const { return a_.gate_arc_length[g]; }
 
   /// Nearest point of the centreline to `p`: a local search within `window` segments of
   /// segment `hint` (O(distance moved since the hint), at most O(window)), and all N segments
