@@ -165,13 +165,14 @@ class course {
   ///             `const std::uint8_t*` (converted implicitly to env_mask, never copied);
   ///             nullptr = every env.
   /// Asynchronous; allocates and synchronises nothing; recorded into the capture when `stream` is
-  /// capturing (under an IF conditional node when recording().conditional and a mask is given).
+  /// capturing (under a conditional node when recording().conditional and a mask is given:
+  /// generator::generate).
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda, or its element
   ///         size is not 1 or 4 bytes.
   /// @throws capture_error `stream`'s capture was invalidated.
   ///
   /// With an SDF attached (attach_sdf), the same call then bakes the field of those envs (one more
-  /// kernel on `stream`, in the same capture when recording; not under the IF node); with a
+  /// kernel on `stream`, in the same capture when recording; not under the conditional node); with a
   /// heightfield attached (attach_heightfield), likewise one more kernel after it. Recorded
   /// masked, each such kernel is an ordinary node after the conditional node: every replay runs
   /// it, and its blocks of unmasked envs return at once (an all-zero mask bakes nothing).

@@ -49,8 +49,8 @@ struct generate_call {
 ///                   tracker's reset (progress_tracker::reset_hook).
 ///
 /// Graphs: `generate` on a capturing stream is recorded into that capture (any capture); with
-/// skip::conditional and a mask, under an IF node (graphs holding one cannot be cloned or used
-/// as child graphs). With ownership::anchored each capture holds the generator's memory.
+/// skip::conditional and a mask, under a conditional node (SWITCH or IF; graphs holding one
+/// cannot be cloned or used as child graphs). With ownership::anchored each capture holds the generator's memory.
 /// Do not replay two graphs of one generator concurrently (they share its buffers).
 template <class Pipeline = presets::track_pipeline, class Policy = policy<>, class OnRebuilt = detail::no_env_hook>
 class generator {
@@ -125,7 +125,10 @@ class generator {
   /// @param mask [E] in the backend's memory: `const std::int32_t*`, `const bool*` or
   ///             `const std::uint8_t*` (converted implicitly to env_mask, never copied).
   /// Asynchronous; allocates and synchronises nothing; recorded into the capture when `stream`
-  /// is capturing (under an IF node when recording().conditional and a mask is given).
+  /// is capturing (under a conditional node when recording().conditional and a mask is given).
+  /// A masked call on the CUDA backend lists the selected envs on the device, then builds them
+  /// with 256-thread blocks (Tuning::latency_block_threads) when they are at most as many as
+  /// such blocks fit on the GPU at once, else with 64-thread ones: the same tracks either way.
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda, or its element
   ///         size is not 1 or 4 bytes. @throws capture_error the capture was invalidated.
   void generate(env_mask mask, bool advance, stream_type stream);

@@ -5,6 +5,7 @@
 
 #include <track_gen/detail/backends.hpp>
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/launch_protocol.hpp>
 
 #include <type_traits>
 
@@ -21,6 +22,15 @@ struct default_tuning {
   /// fewer warps waiting at the barriers after the stages with a few work items (M control
   /// points, G gates). Pipelines with a grid-scope stage use grid_pipeline_block_threads.
   static constexpr int generate_block_threads = 64;
+  /// Threads per block of a masked regeneration that lists few envs: when the mask selects no
+  /// more envs than blocks of this size fit on the GPU at once, each is built by one such block
+  /// instead of one of generate_block_threads (chosen on the device, from the count: a SWITCH
+  /// conditional node, or two launches that each return unless the count is theirs). Latency,
+  /// not throughput: one track at N = 256 takes 21.0 us with 64 threads, 15.0 with 128, 13.1
+  /// with 256 and 13.2 with 512 (H200, track_gen_bench --envs 1 --block-threads, launch
+  /// included). The wide blocks build the narrow blocks' tracks bit for bit (launch_protocol.hpp,
+  /// scan_tile). Used when generate_block_threads is 64, by pipelines without a grid-scope stage.
+  static constexpr int latency_block_threads = 256;
   /// Threads per block of the generation kernels (fused, finish, and the grid-scope stage's
   /// context) of pipelines with a grid-scope stage, such as presets::long_track_pipeline (2048
   /// samples: 8 per thread and stage). On the H200, long_track without its grid stage regenerates
@@ -59,10 +69,12 @@ struct relaxed {
 
 /// How masked work is recorded into a capture.
 namespace skip {
-/// Device-side CUDA conditional nodes: an IF node around masked regeneration, so nothing of it
-/// runs on a replay where no env is done. (backend::host: the same as unconditional.)
+/// Device-side CUDA conditional nodes around masked regeneration (a SWITCH node between its two
+/// launch shapes, an IF node with one shape or a grid-scope stage), so nothing of it but the
+/// compaction runs on a replay where no env is done. (backend::host: the same as unconditional.)
 struct conditional {};
-/// Every launch is recorded; kernels exit early per env (exact no-ops, full launch cost).
+/// Every launch is recorded; kernels exit early (exact no-ops, full launch cost): both launch
+/// shapes of a masked regeneration run, and each returns unless the count is its own.
 struct unconditional {};
 }  // namespace skip
 
@@ -89,10 +101,26 @@ template <class Tuning>
 struct grid_pipeline_threads<Tuning, std::void_t<decltype(Tuning::grid_pipeline_block_threads)>> {
   static constexpr int value = Tuning::grid_pipeline_block_threads;
 };
+/// Tuning::latency_block_threads when the tuning declares it, else generate_block_threads (no
+/// second launch shape).
+template <class Tuning, class = void>
+struct latency_threads {
+  static constexpr int value = Tuning::generate_block_threads;
+};
+template <class Tuning>
+struct latency_threads<Tuning, std::void_t<decltype(Tuning::latency_block_threads)>> {
+  static constexpr int value = Tuning::latency_block_threads;
+};
 /// Threads per block of the generation kernels of `Pipeline` under `Tuning`.
 template <class Pipeline, class Tuning>
 inline constexpr int generate_threads =
     Pipeline::has_grid ? grid_pipeline_threads<Tuning>::value : Tuning::generate_block_threads;
+/// Whether a masked regeneration of `Pipeline` under `Tuning` has the wide launch shape: a
+/// pipeline without a grid-scope stage, latency_block_threads other than generate_block_threads,
+/// and 64-thread narrow blocks (the scan order the wide blocks reproduce: launch_protocol.hpp).
+template <class Pipeline, class Tuning>
+inline constexpr bool has_wide_shape = !Pipeline::has_grid && latency_threads<Tuning>::value != Tuning::generate_block_threads &&
+                                       Tuning::generate_block_threads == scan_tile;
 }  // namespace detail
 
 /// The compile-time configuration of a `course`.
@@ -117,6 +145,9 @@ struct policy {
   static_assert(detail::grid_pipeline_threads<Tuning>::value % 32 == 0 && detail::grid_pipeline_threads<Tuning>::value >= 32 &&
                     detail::grid_pipeline_threads<Tuning>::value <= 1024,
                 "grid_pipeline_block_threads must be a multiple of 32 in [32, 1024].");
+  static_assert(detail::latency_threads<Tuning>::value % 32 == 0 && detail::latency_threads<Tuning>::value >= 32 &&
+                    detail::latency_threads<Tuning>::value <= 1024,
+                "latency_block_threads must be a multiple of 32 in [32, 1024].");
   static_assert(Tuning::step_block_threads % 32 == 0 && Tuning::step_block_threads >= 32 &&
                     Tuning::step_block_threads <= 1024,
                 "step_block_threads must be a multiple of 32 in [32, 1024].");

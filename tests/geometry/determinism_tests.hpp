@@ -150,4 +150,48 @@ TEST_CASE_TEMPLATE_DEFINE("masked regeneration changes only the masked env; adva
   CHECK(t3.episode[5] == 0u);
 }
 
+
+/// Envs of a mask selecting `count` of `envs` spread over the batch (every envs/count-th).
+inline std::vector<std::int32_t> spread_mask(int envs, int count) {
+  std::vector<std::int32_t> m(static_cast<std::size_t>(envs), 0);
+  for (int i = 0; i < count; ++i) m[static_cast<std::size_t>(static_cast<long long>(i) * envs / count)] = 1;
+  return m;
+}
+
+TEST_CASE_TEMPLATE_DEFINE("a masked regeneration builds the whole batch's tracks, bit for bit, at every count", Policy,
+                          determinism_shapes) {
+  // The CUDA backend builds a few listed envs with wide blocks (Tuning::latency_block_threads),
+  // many with narrow ones, and the whole batch with generate_kernel: the counts below fall on
+  // both sides of the wide grid's size on any GPU (at most blocks resident at once: 396 on an
+  // H200), and each selected env must equal the whole batch's next episode.
+  namespace tg = track_gen;
+  using B = backend<Policy>;
+  typename B::stream_holder stream;
+  const int envs = scaled(4096, 32, 64);
+  tg::track_params p = tg::presets::track(envs);
+  p.seed = 11;
+  const float spacing = 0.6f;
+  track_course<Policy> whole(p, spacing, stream.get());
+  whole.regenerate(nullptr, true, stream.get());
+  const tg::track_snapshot next = whole.copy_tracks(stream.get());
+  for (const int count : {1, 7, envs / 8, envs / 2, envs - 1}) {
+    CAPTURE(count);
+    track_course<Policy> c(p, spacing, stream.get());
+    const tg::track_snapshot before = c.copy_tracks(stream.get());
+    const std::vector<std::int32_t> m = spread_mask(envs, count);
+    typename B::template buffer<std::int32_t> mask(m);
+    c.regenerate(mask.get(), true, stream.get());
+    const tg::track_snapshot after = c.copy_tracks(stream.get());
+    int wrong = 0, first_wrong = -1;
+    std::string why;
+    for (int e = 0; e < envs; ++e) {
+      const bool selected = m[static_cast<std::size_t>(e)] != 0;
+      const bool ok = selected ? same_env(next, e, after, e, first_wrong < 0 ? &why : nullptr) : same_env(before, e, after, e);
+      if (!ok && first_wrong < 0) first_wrong = e;
+      wrong += ok ? 0 : 1;
+    }
+    CHECK_MESSAGE(wrong == 0, "first differing env " << first_wrong << " (" << why << ")");
+  }
+}
+
 }  // namespace tg_test

@@ -81,6 +81,19 @@ TEST_CASE_TEMPLATE_DEFINE("a masked regeneration recorded in a graph launches it
   replay_with(exec, mask.get(), host, 3, s);
   CHECK(c->generation_launches(::cuda::stream_ref(s.get())) == launches_3 + 3u);
   CHECK(c->copy_tracks(::cuda::stream_ref(s.get())).episode[static_cast<std::size_t>(num_envs - 1)] == 3u);
+
+  // Every even env: more than the wide blocks take on any GPU (the narrow launch shape, the
+  // SWITCH node's other branch): one launch per replay, each selected env one episode further.
+  for (int e = 0; e < num_envs; ++e) host[static_cast<std::size_t>(e)] = e % 2 == 0 ? 1 : 0;
+  replay_with(exec, mask.get(), host, 2, s);
+  CHECK(c->generation_launches(::cuda::stream_ref(s.get())) == launches_3 + 5u);
+  const tg::track_snapshot many = c->copy_tracks(::cuda::stream_ref(s.get()));
+  int wrong = 0;
+  for (int e = 0; e < num_envs; ++e) {
+    const std::uint32_t before = e == 37 ? static_cast<std::uint32_t>(replays) : (e == num_envs - 1 ? 3u : 0u);
+    wrong += many.episode[static_cast<std::size_t>(e)] == before + (e % 2 == 0 ? 2u : 0u) ? 0 : 1;
+  }
+  CHECK(wrong == 0);
 }
 
 TEST_CASE_TEMPLATE_APPLY(conditional_skip, capture_skip_policies);

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The CUDA backend's block context: the block's threads share the loops of a stage; block
-/// collectives go through CUB (BlockReduce, BlockScan) following CUB's TempStorage protocol.
+/// collectives go through CUB (BlockReduce, BlockScan or WarpScan) following CUB's TempStorage
+/// protocol.
 /// Every collective ends with a barrier, so scratch written before it is visible after it.
 
 #include <track_gen/detail/config.hpp>
@@ -9,19 +10,37 @@
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_scan.cuh>
+
+#include <type_traits>
 
 namespace track_gen::detail {
 
-template <int BlockThreads>
-struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads>> {
+/// `ScanThreads`: the rounding of inclusive_sum (launch_protocol.hpp): BlockThreads, or
+/// scan_tile for a block of another size.
+template <int BlockThreads, int ScanThreads = BlockThreads>
+struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads, ScanThreads>> {
   using reduce_t = cub::BlockReduce<float, BlockThreads>;
-  using scan_t = cub::BlockScan<float, BlockThreads>;
+  static constexpr int warp_size = 32;
+  static_assert(BlockThreads % warp_size == 0, "BlockThreads must be a multiple of 32 (whole warps).");
+  static constexpr int warps = BlockThreads / warp_size;
+  static_assert(ScanThreads == BlockThreads || ScanThreads == scan_tile,
+                "A block context scans in its own block's order or in that of a 64-thread block (scan_tile).");
+  /// The scan of a tile (launch_protocol.hpp): CUB's block scan when the block is the tile,
+  /// otherwise one 64-element tile per warp in the order of CUB's 64-thread scan.
+  using tile_scan_t = cub::BlockScan<float, BlockThreads>;
+  using warp_scan_t = cub::WarpScan<float, warp_size>;
 
   /// Shared memory of the collectives: the phases never overlap, so they share a union.
   struct TempStorage {
     union {
       typename reduce_t::TempStorage reduce;
-      typename scan_t::TempStorage scan;
+      // ScanThreads == BlockThreads (otherwise a placeholder: the scan below is used instead)
+      std::conditional_t<ScanThreads == BlockThreads, typename tile_scan_t::TempStorage, char> tile_scan;
+      struct {
+        typename warp_scan_t::TempStorage warp[warps];
+        float total[warps];  ///< each warp's tile total of the current round
+      } scan;                // other block sizes
     } phase;
     float broadcast;
   };
@@ -75,19 +94,46 @@ struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads>> {
     return v;
 #endif
   }
-  /// In-place inclusive prefix sum of data[0, n) (shared memory), one tile of BlockThreads
-  /// items at a time with the running total carried across tiles.
+  /// In-place inclusive prefix sum of data[0, n) (shared memory) in tiles of ScanThreads
+  /// elements, the tiles' totals carried in double, with the rounding of
+  /// cub::BlockScan<float, ScanThreads> (launch_protocol.hpp).
   TRACK_GEN_HD void inclusive_sum(float* data, int n) const {
 #ifdef __CUDA_ARCH__
     double carry = 0.0;  // like the host's double accumulation: long tracks do not drift
-    for (int base = 0; base < n; base += BlockThreads) {
-      const int i = base + static_cast<int>(threadIdx.x);
-      float v = i < n ? data[i] : 0.0f;
-      float tile_total;
-      scan_t(temp.phase.scan).InclusiveSum(v, v, tile_total);
-      if (i < n) data[i] = static_cast<float>(carry + v);
-      carry += tile_total;
-      __syncthreads();
+    if constexpr (ScanThreads == BlockThreads) {
+      for (int base = 0; base < n; base += BlockThreads) {
+        const int i = base + static_cast<int>(threadIdx.x);
+        float v = i < n ? data[i] : 0.0f;
+        float tile_total;
+        tile_scan_t(temp.phase.tile_scan).InclusiveSum(v, v, tile_total);
+        if (i < n) data[i] = static_cast<float>(carry + v);
+        carry += tile_total;
+        __syncthreads();
+      }
+    } else {
+      // Warp w scans tile w of each round as the raking warp of a 64-thread block does: lane j
+      // holds the pair (2j, 2j+1).
+      const int lane = static_cast<int>(threadIdx.x) % warp_size;
+      const int warp = static_cast<int>(threadIdx.x) / warp_size;
+      for (int base = 0; base < n; base += warps * scan_tile) {
+        const int i = base + warp * scan_tile + 2 * lane;
+        const float a0 = i < n ? data[i] : 0.0f;
+        const float a1 = i + 1 < n ? data[i + 1] : 0.0f;
+        float pairs_inclusive, tile_total;
+        warp_scan_t(temp.phase.scan.warp[warp]).InclusiveSum(a0 + a1, pairs_inclusive, tile_total);
+        const float pairs_before = __shfl_up_sync(0xffffffffu, pairs_inclusive, 1);
+        const float out0 = lane == 0 ? a0 : pairs_before + a0;
+        const float out1 = out0 + a1;
+        if (lane == 0) temp.phase.scan.total[warp] = tile_total;
+        __syncthreads();
+        double before = carry;
+        for (int w = 0; w < warp; ++w) before += temp.phase.scan.total[w];
+        if (i < n) data[i] = static_cast<float>(before + out0);
+        if (i + 1 < n) data[i + 1] = static_cast<float>(before + out1);
+        carry = before;  // every thread ends with the same sum, added in the same order
+        for (int w = warp; w < warps; ++w) carry += temp.phase.scan.total[w];
+        __syncthreads();
+      }
     }
 #else
     (void)data;

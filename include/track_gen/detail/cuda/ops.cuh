@@ -147,7 +147,6 @@ struct cuda_ops {
     cudaFuncAttributes other{};
     throw_on_cuda_error(cudaFuncGetAttributes(&other, any_of_mask_kernel<reduction_threads>), "loading the any-of-mask kernel");
     throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_kernel<>), "loading the set-condition kernel");
-    throw_on_cuda_error(cudaFuncGetAttributes(&other, set_condition_from_count_kernel<>), "loading the set-condition kernel");
     if constexpr (Pipeline::has_grid) {
       prepare_generation(generate_resident_kernel<Pipeline, threads, false, Hook>, scratch_bytes);
       prepare_generation(generate_resident_kernel<Pipeline, threads, true, Hook>, scratch_bytes);
@@ -159,23 +158,41 @@ struct cuda_ops {
     } else {
       prepare_generation(generate_kernel<Pipeline, threads, Hook>, scratch_bytes);
       prepare_generation(generate_list_kernel<Pipeline, threads, Hook>, scratch_bytes);
+      if constexpr (has_wide_shape<Pipeline, Tuning>)
+        prepare_generation(generate_list_kernel<Pipeline, latency_threads<Tuning>::value, Hook, threads>, scratch_bytes);
     }
   }
 
-  /// Blocks of generate_list_kernel: as many as fit on the GPU at once (occupancy with this
-  /// course's shared memory), at most one per env.
-  template <class Pipeline, class Tuning, class Hook>
-  static unsigned selected_blocks(std::size_t scratch_bytes, int num_envs) {
-    constexpr int threads = generate_threads<Pipeline, Tuning>;
+  /// Blocks of generate_list_kernel with `Threads` threads: as many as fit on the GPU at once
+  /// (occupancy with this course's shared memory), at most one per env.
+  template <class Pipeline, int Threads, class Hook, int ScanThreads = Threads>
+  static unsigned resident_list_blocks(std::size_t scratch_bytes, int num_envs) {
     int device = 0, sms = 0, per_sm = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                         "cudaDeviceGetAttribute(MultiProcessorCount)");
-    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, threads, Hook>,
-                                                                      threads, scratch_bytes),
+    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, Threads, Hook, ScanThreads>,
+                                                                      Threads, scratch_bytes),
                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generation kernel)");
     const long long blocks = static_cast<long long>(std::max(per_sm, 1)) * std::max(sms, 1);
     return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
+  }
+  /// Blocks of the narrow list kernel (generate_block_threads).
+  template <class Pipeline, class Tuning, class Hook>
+  static unsigned selected_blocks(std::size_t scratch_bytes, int num_envs) {
+    return resident_list_blocks<Pipeline, generate_threads<Pipeline, Tuning>, Hook>(scratch_bytes, num_envs);
+  }
+  /// Blocks of the wide list kernel (latency_block_threads), all resident at once: a masked
+  /// regeneration that lists at most this many envs builds each with one wide block. 0 when the
+  /// tuning has one launch shape only.
+  template <class Pipeline, class Tuning, class Hook>
+  static unsigned latency_blocks(std::size_t scratch_bytes, int num_envs) {
+    if constexpr (!has_wide_shape<Pipeline, Tuning>) {
+      return 0u;
+    } else {
+      return resident_list_blocks<Pipeline, latency_threads<Tuning>::value, Hook, generate_threads<Pipeline, Tuning>>(
+          scratch_bytes, num_envs);
+    }
   }
 
   /// Loads CUB's compaction kernels now (select.cuh).
@@ -184,30 +201,51 @@ struct cuda_ops {
   }
   static std::size_t select_temp_bytes(int num_envs) { return detail::select_temp_bytes(num_envs); }
 
-  /// Masked regeneration of a pipeline without a grid-scope stage: cub::DeviceSelect::Flagged
-  /// lists the envs with a nonzero mask entry (and counts them on the device), then
-  /// generate_list_kernel rebuilds them on a fixed grid. With `conditional_node` (recording
-  /// under skip::conditional) the kernel sits under an IF node whose condition is count > 0.
+  /// Masked regeneration of a pipeline without a grid-scope stage: the mask is compacted into a
+  /// list of envs, counted on the device (select.cuh: list_envs), then generate_list_kernel
+  /// rebuilds them on a fixed grid, in one of two launch shapes chosen from the count: wide
+  /// blocks (latency_block_threads) for at most sel.wide_blocks envs, narrow ones above. With
+  /// `conditional_node` (recording under skip::conditional) the shapes are the branches of a
+  /// SWITCH node (an IF node with one shape) and nothing runs when no env was selected;
+  /// otherwise both launch and each returns unless the count is its own.
   template <class Pipeline, class Tuning, class Hook>
   static void generate_selected(const generate_args<Hook>& a, const env_selection& sel, const launch_setup& setup,
                                 bool conditional_node, ::cuda::stream_ref stream) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
-    select_envs(sel, a.mask, a.params.num_envs, stream.get());
-    const auto launch = [&](cudaStream_t s) {
-      throw_on_cuda_error(cudaMemsetAsync(sel.next, 0, sizeof(int), s), "cudaMemsetAsync (the list kernel's work counter)");
-      generate_list_kernel<Pipeline, threads, Hook><<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next);
+    constexpr int wide_threads = latency_threads<Tuning>::value;
+    constexpr bool two_shapes = has_wide_shape<Pipeline, Tuning>;
+    const int wide_limit = two_shapes ? static_cast<int>(sel.wide_blocks) : 0;
+    const auto launch_narrow = [&](cudaStream_t s) {
+      generate_list_kernel<Pipeline, threads, Hook>
+          <<<sel.blocks, threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next, list_share{wide_limit, false});
       throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     };
+    const auto launch_wide = [&](cudaStream_t s) {
+      if constexpr (two_shapes) {
+        generate_list_kernel<Pipeline, wide_threads, Hook, threads>
+            <<<sel.wide_blocks, wide_threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next, list_share{wide_limit, true});
+        throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel (wide blocks)");
+      }
+    };
     if (!conditional_node) {
-      launch(stream.get());
+      list_envs(sel, a.mask, a.params.num_envs, list_condition{{}, wide_limit, false, false}, stream.get());
+      launch_wide(stream.get());
+      launch_narrow(stream.get());
       return;
     }
-    record_conditional(
-        stream.get(), cudaGraphCondTypeIf, *setup.bodies, setup.mode,
+    record_conditional_branches(
+        stream.get(), two_shapes ? cudaGraphCondTypeSwitch : cudaGraphCondTypeIf, two_shapes ? 2 : 1, *setup.bodies,
+        setup.mode,
         [&](cudaGraphConditionalHandle handle, cudaStream_t st) {
-          set_condition_from_count_kernel<><<<1, 1, 0, st>>>(handle, sel.count);
+          list_envs(sel, a.mask, a.params.num_envs, list_condition{handle, wide_limit, two_shapes, !two_shapes}, st);
         },
-        [&](cudaStream_t body, cudaGraphConditionalHandle) { launch(body); });
+        [&](cudaStream_t body, cudaGraphConditionalHandle, int branch) {
+          if (two_shapes && branch == 0) {
+            launch_wide(body);
+          } else {
+            launch_narrow(body);
+          }
+        });
   }
 
   /// Loads one generation kernel, checks that a block's shared memory fits the GPU, and raises

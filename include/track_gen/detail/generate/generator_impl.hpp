@@ -34,6 +34,8 @@ generator<Pipeline, Policy, OnRebuilt>::generator(detail::generator_inputs input
   ops::template prepare<Pipeline, tuning, OnRebuilt>(plan.scratch.bytes);
   const unsigned selected_blocks =
       Pipeline::has_grid ? 1u : ops::template selected_blocks<Pipeline, tuning, OnRebuilt>(plan.scratch.bytes, params.num_envs);
+  const unsigned latency_blocks =
+      Pipeline::has_grid ? 0u : ops::template latency_blocks<Pipeline, tuning, OnRebuilt>(plan.scratch.bytes, params.num_envs);
   scratch_ = ops::scratch(plan.scratch.bytes);
   if (memory == nullptr) memory = ops::allocate_shared(plan.bytes);
   memory_ = std::move(memory);
@@ -45,7 +47,7 @@ generator<Pipeline, Policy, OnRebuilt>::generator(detail::generator_inputs input
   args_.any_flag = reinterpret_cast<int*>(base + plan.any_flag);
   args_.selection = {reinterpret_cast<int*>(base + plan.env_list), reinterpret_cast<int*>(base + plan.env_count),
                      reinterpret_cast<int*>(base + plan.env_next), base + plan.select_temp, plan.select_temp_bytes,
-                     selected_blocks};
+                     selected_blocks, latency_blocks};
   // Loads the compaction's kernels now (CUDA loads kernels lazily, at their first launch).
   ops::preload_selection(args_.selection, args_.any_flag, stream);
 

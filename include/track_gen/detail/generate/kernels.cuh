@@ -9,10 +9,11 @@
 namespace track_gen::detail {
 
 /// Block e builds env e's track (`Finish = false`), or, after a grid-scope stage, finishes env
-/// e (`Finish = true`, finish_grid_env). Every thread of the block calls it.
-template <class Pipeline, int BlockThreads, bool Finish, class Hook>
+/// e (`Finish = true`, finish_grid_env). Every thread of the block calls it. `ScanThreads`: the
+/// block size whose tracks it builds bit for bit (cuda_block_context).
+template <class Pipeline, int BlockThreads, bool Finish, class Hook, int ScanThreads = BlockThreads>
 __device__ void generate_block(const generate_args<Hook>& args, int e) {
-  using context = cuda_block_context<BlockThreads>;
+  using context = cuda_block_context<BlockThreads, ScanThreads>;
   __shared__ typename context::TempStorage temp;
   extern __shared__ __align__(16) unsigned char scratch[];
   context ctx{temp};
@@ -45,27 +46,39 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Block
   generate_block<Pipeline, BlockThreads, false>(args, e);
 }
 
+/// Which counts of listed envs a generate_list_kernel launch builds: the wide launch takes
+/// 0 < count <= wide_limit, the narrow one every other count (it counts the call when nothing
+/// was selected, so that an unconditional replay counts one launch, as before the two shapes).
+struct list_share {
+  int wide_limit;  ///< 0: one launch shape only (the narrow one takes every count)
+  bool wide;
+};
+
 /// Masked regeneration of pipelines without a grid-scope stage, after compaction: `list[0,
-/// *count)` holds the envs to rebuild (cub::DeviceSelect::Flagged over the mask). A fixed grid
-/// that fills the GPU once, so a replay with few done envs launches a few hundred blocks, not
-/// one per env, and the cost follows the number of done envs. Each block takes the next entry
-/// of the list from `*next` (zero at launch) when it has built its track: a track needs 1 to 16
-/// attempts, and with a fixed round-robin share per block the all-done regeneration of 1M envs
-/// took 20.5 ms (ncu) against 18.3 ms for one block per env; with the counter, about 18.0 ms
-/// (H200, inferred from the replay figures: docs/performance-log.md entry 9).
-template <class Pipeline, int BlockThreads, class Hook>
+/// *count)` holds the envs to rebuild (select.cuh). A fixed grid that fills the GPU once, so a
+/// replay with few done envs launches a few hundred blocks, not one per env, and the cost
+/// follows the number of done envs. Each block takes the next entry of the list from `*next`
+/// (zero at launch) when it has built its track: a track needs 1 to 16 attempts, and with a
+/// fixed round-robin share per block the all-done regeneration of 1M envs took 20.5 ms (ncu)
+/// against 18.3 ms for one block per env; with the counter, about 18.0 ms (H200, inferred from
+/// the replay figures: docs/performance-log.md entry 9). Two launch shapes share the counts
+/// (`share`): wide blocks for a few envs (latency), narrow ones for many (throughput); the wide
+/// blocks build the narrow ones' tracks bit for bit (`ScanThreads`: the narrow block size).
+template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
-    generate_list_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next) {
+    generate_list_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next, list_share share) {
+  const int n = *count;
+  const bool wide_count = n > 0 && n <= share.wide_limit;
+  if (wide_count != share.wide) return;  // uniform: the other launch shape takes this count
   if (blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
   __shared__ int taken;
-  const int n = *count;
   for (;;) {
     if (threadIdx.x == 0) taken = atomicAdd(next, 1);
     __syncthreads();  // also: the previous track is done with the block's shared memory
     const int i = taken;
     __syncthreads();  // every thread has read `taken` before thread 0 writes it again
     if (i >= n) break;
-    generate_block<Pipeline, BlockThreads, false>(args, list[i]);
+    generate_block<Pipeline, BlockThreads, false, Hook, ScanThreads>(args, list[i]);
   }
 }
 
@@ -100,12 +113,6 @@ __global__ void __launch_bounds__(BlockThreads) any_of_mask_kernel(env_mask mask
        i += static_cast<int>(gridDim.x) * BlockThreads)
     any = any || mask[i];
   if (__syncthreads_or(any ? 1 : 0) != 0 && threadIdx.x == 0) *flag = 1;
-}
-
-/// One thread: the IF node's condition is whether the compaction selected any env.
-template <int Unused = 0>
-__global__ void set_condition_from_count_kernel(cudaGraphConditionalHandle handle, const int* count) {
-  cudaGraphSetConditional(handle, *count > 0 ? 1u : 0u);
 }
 
 /// One thread: the IF node's condition from the flag, then the flag is cleared for the next

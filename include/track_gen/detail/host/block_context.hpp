@@ -17,12 +17,28 @@ struct host_block_context : launch_protocol<host_block_context> {
   TRACK_GEN_HD float reduce_min(float v) const { return v; }
   TRACK_GEN_HD bool all(bool v) const { return v; }
   TRACK_GEN_HD bool any(bool v) const { return v; }
-  /// In-place inclusive prefix sum of data[0, n).
+  /// In-place inclusive prefix sum of data[0, n), with the rounding of the CUDA context of the
+  /// 64-thread generation blocks (launch_protocol.hpp, scan_tile): per tile of 64, pair sums, the warp's shuffle steps over
+  /// them, each pair finished from the pairs before it; the tiles' totals carried in double.
   TRACK_GEN_HD void inclusive_sum(float* data, int n) const {
-    double acc = 0.0;  // a long sequential float sum drifts (1.8e-5 of L over 2000 points)
-    for (int i = 0; i < n; ++i) {
-      acc += data[i];
-      data[i] = static_cast<float>(acc);
+    constexpr int lanes = scan_tile / 2;
+    double carry = 0.0;  // a long sequential float sum drifts (1.8e-5 of L over 2000 points)
+    for (int base = 0; base < n; base += scan_tile) {
+      float a[scan_tile];
+      float pairs[lanes];
+      for (int k = 0; k < scan_tile; ++k) a[k] = base + k < n ? data[base + k] : 0.0f;
+      for (int j = 0; j < lanes; ++j) pairs[j] = a[2 * j] + a[2 * j + 1];
+      // Step `offset`: lane j adds lane j - offset's value from before the step (descending j
+      // reads it before it changes).
+      for (int offset = 1; offset < lanes; offset *= 2)
+        for (int j = lanes - 1; j >= offset; --j) pairs[j] = pairs[j - offset] + pairs[j];
+      for (int j = 0; j < lanes; ++j) {
+        const float out0 = j == 0 ? a[0] : pairs[j - 1] + a[2 * j];
+        const float out1 = out0 + a[2 * j + 1];
+        if (base + 2 * j < n) data[base + 2 * j] = static_cast<float>(carry + out0);
+        if (base + 2 * j + 1 < n) data[base + 2 * j + 1] = static_cast<float>(carry + out1);
+      }
+      carry += pairs[lanes - 1];
     }
   }
 };

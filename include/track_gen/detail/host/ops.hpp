@@ -56,6 +56,8 @@ struct host_ops {
   static void prepare(std::size_t) {}
   template <class Pipeline, class Tuning, class Hook>
   static unsigned selected_blocks(std::size_t, int) { return 1; }
+  template <class Pipeline, class Tuning, class Hook>
+  static unsigned latency_blocks(std::size_t, int) { return 0; }
   static void preload_selection(const env_selection&, const int*, stream_type) {}
   static std::shared_ptr<unsigned char> scratch(std::size_t bytes) { return allocate_shared(bytes); }
 
