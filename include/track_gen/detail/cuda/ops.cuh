@@ -158,13 +158,13 @@ struct cuda_ops {
     } else {
       prepare_generation(generate_kernel<Pipeline, threads, Hook>, scratch_bytes);
       prepare_generation(generate_list_kernel<Pipeline, threads, Hook>, scratch_bytes);
-      if constexpr (has_wide_shape<Pipeline, Tuning>)
-        prepare_generation(generate_list_kernel<Pipeline, latency_threads<Tuning>::value, Hook, threads>, scratch_bytes);
+      // The wide list kernel: latency_blocks (it may not fit beside a large scratch).
     }
   }
 
   /// Blocks of generate_list_kernel with `Threads` threads: as many as fit on the GPU at once
-  /// (occupancy with this course's shared memory), at most one per env.
+  /// (occupancy with this course's shared memory), at most one per env; 0 when not one block of
+  /// it fits.
   template <class Pipeline, int Threads, class Hook, int ScanThreads = Threads>
   static unsigned resident_list_blocks(std::size_t scratch_bytes, int num_envs) {
     int device = 0, sms = 0, per_sm = 0;
@@ -174,24 +174,27 @@ struct cuda_ops {
     throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, Threads, Hook, ScanThreads>,
                                                                       Threads, scratch_bytes),
                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generation kernel)");
-    const long long blocks = static_cast<long long>(std::max(per_sm, 1)) * std::max(sms, 1);
+    if (per_sm <= 0) return 0u;
+    const long long blocks = static_cast<long long>(per_sm) * std::max(sms, 1);
     return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
   }
-  /// Blocks of the narrow list kernel (generate_block_threads).
+  /// Blocks of the narrow list kernel (generate_block_threads; prepare checked that one fits).
   template <class Pipeline, class Tuning, class Hook>
   static unsigned selected_blocks(std::size_t scratch_bytes, int num_envs) {
-    return resident_list_blocks<Pipeline, generate_threads<Pipeline, Tuning>, Hook>(scratch_bytes, num_envs);
+    return std::max(1u, resident_list_blocks<Pipeline, generate_threads<Pipeline, Tuning>, Hook>(scratch_bytes, num_envs));
   }
   /// Blocks of the wide list kernel (latency_block_threads), all resident at once: a masked
   /// regeneration that lists at most this many envs builds each with one wide block. 0 when the
-  /// tuning has one launch shape only.
+  /// tuning has one launch shape only, or when a wide block does not fit beside the scratch.
   template <class Pipeline, class Tuning, class Hook>
   static unsigned latency_blocks(std::size_t scratch_bytes, int num_envs) {
     if constexpr (!has_wide_shape<Pipeline, Tuning>) {
       return 0u;
     } else {
-      return resident_list_blocks<Pipeline, latency_threads<Tuning>::value, Hook, generate_threads<Pipeline, Tuning>>(
-          scratch_bytes, num_envs);
+      constexpr int wide = latency_threads<Tuning>::value;
+      constexpr int narrow = generate_threads<Pipeline, Tuning>;
+      if (!prepare_generation(generate_list_kernel<Pipeline, wide, Hook, narrow>, scratch_bytes, false)) return 0u;
+      return resident_list_blocks<Pipeline, wide, Hook, narrow>(scratch_bytes, num_envs);
     }
   }
 
@@ -213,7 +216,7 @@ struct cuda_ops {
                                 bool conditional_node, ::cuda::stream_ref stream) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;
     constexpr int wide_threads = latency_threads<Tuning>::value;
-    constexpr bool two_shapes = has_wide_shape<Pipeline, Tuning>;
+    const bool two_shapes = has_wide_shape<Pipeline, Tuning> && sel.wide_blocks > 0;
     const int wide_limit = two_shapes ? static_cast<int>(sel.wide_blocks) : 0;
     const auto launch_narrow = [&](cudaStream_t s) {
       generate_list_kernel<Pipeline, threads, Hook>
@@ -221,7 +224,8 @@ struct cuda_ops {
       throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel");
     };
     const auto launch_wide = [&](cudaStream_t s) {
-      if constexpr (two_shapes) {
+      if constexpr (has_wide_shape<Pipeline, Tuning>) {
+        if (!two_shapes) return;
         generate_list_kernel<Pipeline, wide_threads, Hook, threads>
             <<<sel.wide_blocks, wide_threads, a.layout.bytes, s>>>(a, sel.ids, sel.count, sel.next, list_share{wide_limit, true});
         throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel (wide blocks)");
@@ -249,9 +253,12 @@ struct cuda_ops {
   }
 
   /// Loads one generation kernel, checks that a block's shared memory fits the GPU, and raises
-  /// the kernel's dynamic shared memory limit to `scratch_bytes` when it is lower.
+  /// the kernel's dynamic shared memory limit to `scratch_bytes` when it is lower. Returns
+  /// whether it fits; when it does not, throws if `required` (an optional launch shape, such as
+  /// the wide list kernel whose larger static storage may not fit beside a large scratch, is
+  /// then left out instead).
   template <class Kernel>
-  static void prepare_generation(Kernel kernel, std::size_t scratch_bytes) {
+  static bool prepare_generation(Kernel kernel, std::size_t scratch_bytes, bool required = true) {
     cudaFuncAttributes attr{};
     throw_on_cuda_error(cudaFuncGetAttributes(&attr, kernel), "loading a generation kernel");
     int device = 0, optin = 0;
@@ -260,6 +267,7 @@ struct cuda_ops {
                         "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
     const std::size_t total = scratch_bytes + attr.sharedSizeBytes;
     if (total > static_cast<std::size_t>(optin)) {
+      if (!required) return false;
       throw std::invalid_argument("track_gen: one track needs " + std::to_string(total) +
                                   " bytes of shared memory but this GPU allows " + std::to_string(optin) +
                                   " per block: lower track_params.num_samples, polar.control_points, "
@@ -274,6 +282,7 @@ struct cuda_ops {
       throw_on_cuda_error(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(scratch_bytes)),
                           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
     }
+    return true;
   }
 
   /// Records (or runs) one generation call on `stream`: the fused kernel, then, with a
