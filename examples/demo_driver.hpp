@@ -92,14 +92,19 @@ inline bool parse_options(int argc, char** argv, demo_options& o) {
     }
     return argv[++i];
   };
-  auto to_long = [](const char* s, long lo, long hi, long& out) {
+  std::string expected;  // the valid values of the option being parsed, for the error message
+  auto to_long = [&expected](const char* s, long lo, long hi, long& out) {
+    expected = "a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     char* end = nullptr;
     const long v = std::strtol(s, &end, 10);
     if (end == s || *end != '\0' || v < lo || v > hi) return false;
     out = v;
     return true;
   };
-  auto to_float = [](const char* s, float lo, float hi, float& out) {
+  auto to_float = [&expected](const char* s, float lo, float hi, float& out) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "a number in [%g, %g]", static_cast<double>(lo), static_cast<double>(hi));
+    expected = buf;
     char* end = nullptr;
     const float v = std::strtof(s, &end);
     if (end == s || *end != '\0' || !(v >= lo && v <= hi)) return false;
@@ -147,7 +152,7 @@ inline bool parse_options(int argc, char** argv, demo_options& o) {
       return false;
     }
     if (!ok) {
-      if (s != nullptr) std::fprintf(stderr, "bad value for %s: %s\n", a.c_str(), s);
+      if (s != nullptr) std::fprintf(stderr, "bad value for %s: %s (expected %s)\n", a.c_str(), s, expected.c_str());
       return false;
     }
   }
