@@ -232,7 +232,7 @@ struct cuda_ops {
       }
     };
     if (!conditional_node) {
-      list_envs(sel, a.mask, a.params.num_envs, list_condition{{}, wide_limit, false, false}, stream.get());
+      list_envs(sel, a.mask, a.params.num_envs, list_condition{{}, wide_limit, list_node::none}, stream.get());
       launch_wide(stream.get());
       launch_narrow(stream.get());
       return;
@@ -241,7 +241,7 @@ struct cuda_ops {
         stream.get(), two_shapes ? cudaGraphCondTypeSwitch : cudaGraphCondTypeIf, two_shapes ? 2 : 1, *setup.bodies,
         setup.mode,
         [&](cudaGraphConditionalHandle handle, cudaStream_t st) {
-          list_envs(sel, a.mask, a.params.num_envs, list_condition{handle, wide_limit, two_shapes, !two_shapes}, st);
+          list_envs(sel, a.mask, a.params.num_envs, list_condition{handle, wide_limit, two_shapes ? list_node::switch_node : list_node::if_node}, st);
         },
         [&](cudaStream_t body, cudaGraphConditionalHandle, int branch) {
           if (two_shapes && branch == 0) {

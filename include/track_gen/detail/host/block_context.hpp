@@ -18,8 +18,9 @@ struct host_block_context : launch_protocol<host_block_context> {
   TRACK_GEN_HD bool all(bool v) const { return v; }
   TRACK_GEN_HD bool any(bool v) const { return v; }
   /// In-place inclusive prefix sum of data[0, n), with the rounding of the CUDA context of the
-  /// 64-thread generation blocks (launch_protocol.hpp, scan_tile): per tile of 64, pair sums, the warp's shuffle steps over
-  /// them, each pair finished from the pairs before it; the tiles' totals carried in double.
+  /// 64-thread generation blocks (launch_protocol.hpp, scan_tile): per tile of 64, pair sums,
+  /// the warp's shuffle steps over them, each pair finished from the pairs before it; the
+  /// tiles' totals carried in double.
   TRACK_GEN_HD void inclusive_sum(float* data, int n) const {
     constexpr int lanes = scan_tile / 2;
     double carry = 0.0;  // a long sequential float sum drifts (1.8e-5 of L over 2000 points)

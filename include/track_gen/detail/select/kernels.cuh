@@ -10,30 +10,34 @@
 
 namespace track_gen::detail {
 
-/// Where a masked regeneration's listed envs go once they are counted: under a SWITCH node
-/// (`has_switch`), branch 0 (the wide blocks) when 0 < count <= wide_limit, branch 1 (the narrow
-/// blocks) above it, no branch when nothing was selected; under an IF node (`has_if`), the body
-/// when count > 0. Neither: an eager call or skip::unconditional (both launch shapes run and
-/// each returns unless the count is its own).
+/// The conditional node, if any, around a masked regeneration's list kernels.
+enum class list_node { none, if_node, switch_node };
+
+/// Where a masked regeneration's listed envs go once they are counted: under a SWITCH node,
+/// branch 0 (the wide blocks) when 0 < count <= wide_limit, branch 1 (the narrow blocks) above
+/// it, no branch when nothing was selected; under an IF node, the body when count > 0. With no
+/// node (an eager call or skip::unconditional) both launch shapes run and each returns unless
+/// the count is its own.
 struct list_condition {
   cudaGraphConditionalHandle handle;
   int wide_limit;  ///< most envs the wide blocks take (their grid); 0: one launch shape only
-  bool has_switch;
-  bool has_if;
+  list_node node;
 };
 
-/// The value of the list's conditional node for `count` selected envs.
-__device__ inline unsigned list_condition_value(const list_condition& c, int count) {
-  if (c.has_switch) return count == 0 ? 2u : (count <= c.wide_limit ? 0u : 1u);
-  return count > 0 ? 1u : 0u;
+/// After the count: zeroes the list kernels' work counter and sets the conditional node's value.
+/// One thread calls it.
+__device__ inline void finish_list(int count, int* next, const list_condition& c) {
+  *next = 0;
+  if (c.node == list_node::switch_node)
+    cudaGraphSetConditional(c.handle, count == 0 ? 2u : (count <= c.wide_limit ? 0u : 1u));
+  else if (c.node == list_node::if_node)
+    cudaGraphSetConditional(c.handle, count > 0 ? 1u : 0u);
 }
 
-/// One thread, after cub::DeviceSelect::Flagged: zeroes the list kernels' work counter and sets
-/// the conditional node's value from the count.
+/// One thread, after cub::DeviceSelect::Flagged: finish_list.
 template <int Unused = 0>
 __global__ void list_ready_kernel(const int* count, int* next, list_condition condition) {
-  *next = 0;
-  if (condition.has_switch || condition.has_if) cudaGraphSetConditional(condition.handle, list_condition_value(condition, *count));
+  finish_list(*count, next, condition);
 }
 
 /// Threads and items per thread of select_small_kernel (one tile of 4,096 mask entries), and
@@ -70,8 +74,7 @@ __global__ void __launch_bounds__(Threads)
   }
   if (threadIdx.x == 0) {
     *count = listed;
-    *next = 0;
-    if (condition.has_switch || condition.has_if) cudaGraphSetConditional(condition.handle, list_condition_value(condition, listed));
+    finish_list(listed, next, condition);
   }
 }
 
