@@ -5,7 +5,12 @@ needed)::
 
     pip install --no-build-isolation ./python
 
+Two builds of the extension: with CUDA (csrc/module.cu by nvcc: CUDA and CPU courses) when torch
+was built with CUDA and the CUDA toolkit is found (CUDA_HOME or nvcc on PATH), else CPU only
+(csrc/module_cpu.cpp by the C++ compiler: ``device="cpu"`` courses).
+
 Environment:
+    TRACK_GEN_BACKENDS     "cpu" to build the CPU-only extension even where CUDA is available
     TRACK_GEN_INCLUDE_DIR  the C++ headers (default: <repo>/include)
     RANDOM123_INCLUDE_DIR  directory holding Random123/philox.h (default: <repo>/.deps/usr/include
                            when present, else /usr/include)
@@ -21,7 +26,8 @@ here = Path(__file__).resolve().parent
 repo = here.parent
 os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
 
-from torch.utils.cpp_extension import BuildExtension, CUDAExtension  # noqa: E402 - after the arch default
+import torch  # noqa: E402 - after the arch default
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension  # noqa: E402
 
 
 def random123_include() -> str:
@@ -45,24 +51,48 @@ def library_include() -> str:
     return str(where)
 
 
+def build_cuda() -> bool:
+    """Whether to build the CUDA extension: torch has CUDA, the toolkit is found, and
+    TRACK_GEN_BACKENDS is not "cpu"."""
+    wanted = os.environ.get("TRACK_GEN_BACKENDS", "").strip().lower()
+    if wanted not in ("", "cpu", "cuda"):
+        raise RuntimeError(f"track_gen setup: TRACK_GEN_BACKENDS = {wanted!r}; expected 'cpu', 'cuda' or unset")
+    available = torch.version.cuda is not None and CUDA_HOME is not None
+    if wanted == "cuda" and not available:
+        raise RuntimeError("track_gen setup: TRACK_GEN_BACKENDS=cuda, but "
+                           + ("this torch was built without CUDA" if torch.version.cuda is None
+                              else "the CUDA toolkit (nvcc) was not found: set CUDA_HOME"))
+    return available and wanted != "cpu"
+
+
+def language_standard() -> str:
+    """-std=c++17 (the library's), or c++20 where torch's headers require it (they say so in
+    ATen/ATen.h: torch 2.12 and later)."""
+    aten = Path(torch.__file__).resolve().parent / "include" / "ATen" / "ATen.h"
+    needs_20 = aten.is_file() and "C++20 or later" in aten.read_text(errors="replace")
+    return "-std=c++20" if needs_20 else "-std=c++17"
+
+
+def extension():
+    """The CUDA extension (module.cu) or the CPU-only one (module_cpu.cpp), see build_cuda."""
+    includes = [library_include(), random123_include()]
+    std = language_standard()
+    if build_cuda():
+        return CUDAExtension(name="track_gen._C", sources=["csrc/module.cu"], include_dirs=includes,
+                             extra_compile_args={"cxx": ["-O2", std], "nvcc": ["-O3", std]})
+    print("track_gen setup: building the CPU-only extension (device='cpu' courses)")
+    return CppExtension(name="track_gen._C", sources=["csrc/module_cpu.cpp"], include_dirs=includes,
+                        extra_compile_args={"cxx": ["-O2", std]})
+
+
 setup(
     name="track_gen",
     version="0.1.0",
-    description="Batches of closed race tracks and progress tracking on the GPU (PyTorch bindings)",
+    description="Batches of closed race tracks and progress tracking on the GPU or CPU (PyTorch bindings)",
     packages=["track_gen", "track_gen.exec", "track_gen.interop", "track_gen.pipeline"],
     package_data={"track_gen": ["_C.pyi", "py.typed"]},  # the extension's type stubs (PEP 561)
     python_requires=">=3.9",
-    ext_modules=[
-        CUDAExtension(
-            name="track_gen._C",
-            sources=["csrc/module.cu"],
-            include_dirs=[library_include(), random123_include()],
-            extra_compile_args={
-                "cxx": ["-O2", "-std=c++17"],
-                "nvcc": ["-O3", "-std=c++17"],
-            },
-        )
-    ],
+    ext_modules=[extension()],
     cmdclass={"build_ext": BuildExtension},
     zip_safe=False,
 )

@@ -3,19 +3,24 @@
 Tests marked ``gpu`` need torch with CUDA, a GPU and the compiled extension ``track_gen._C``.
 Without them they are skipped, unless ``TRACK_GEN_REQUIRE_GPU=1`` (set by scripts/python-check on
 the GPU machine), where a missing GPU or extension is an error, never a silent skip.
-Run the others alone with ``pytest -m "not gpu"`` (CI: no torch, no GPU).
+Tests marked ``cpu`` need torch (any build) and the extension, no GPU: they run CPU courses
+(``device="cpu"``); skipped without them unless ``TRACK_GEN_REQUIRE_CPU=1`` (CI, which builds
+the CPU-only extension). Tests that take the ``device`` fixture run once per device, marked
+accordingly. Run the CPU and pure-Python ones with ``pytest -m "not gpu"``.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-# The package from the source tree when it is not installed (CI runs the pure-Python tests so).
+# The package from the source tree when it is not installed (ctest's python.pure runs so); an
+# installed one (with its compiled extension: scripts/python-check --pip, python-cpu-check) wins.
 _PY_ROOT = Path(__file__).resolve().parents[1]
-if str(_PY_ROOT) not in sys.path:
+if importlib.util.find_spec("track_gen") is None and str(_PY_ROOT) not in sys.path:
     sys.path.insert(0, str(_PY_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,6 +47,28 @@ if not _torch_importable():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs torch with CUDA, a GPU and the compiled track_gen._C extension")
+    config.addinivalue_line("markers", "cpu: needs torch and the compiled track_gen._C extension (either build), no GPU")
+
+
+@pytest.fixture(params=[pytest.param("cpu", marks=pytest.mark.cpu), pytest.param("cuda:0", marks=pytest.mark.gpu)])
+def device(request):
+    """Each device a course can live on: "cpu" (the host backend, marked cpu) and "cuda:0"
+    (marked gpu). Tests that take it run once per device."""
+    return request.param
+
+
+def _cpu_problem():
+    """Why the CPU tests cannot run here, or None."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        return f"torch is not importable ({e})"
+    try:
+        import track_gen
+        track_gen._extension()
+    except ImportError as e:
+        return str(e)
+    return None
 
 
 def _gpu_problem():
@@ -61,6 +88,14 @@ def _gpu_problem():
 
 
 def pytest_collection_modifyitems(config, items):
+    cpu_items = [item for item in items if "cpu" in item.keywords]
+    if cpu_items:
+        problem = _cpu_problem()
+        if problem is not None:
+            if os.environ.get("TRACK_GEN_REQUIRE_CPU") == "1":
+                raise pytest.UsageError(f"TRACK_GEN_REQUIRE_CPU=1 but {problem}")
+            for item in cpu_items:
+                item.add_marker(pytest.mark.skip(reason=problem))
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:
         return

@@ -24,11 +24,11 @@ def outputs() -> tuple:
     return progress_fields() + track_gen.course.Tracks._fields
 
 
-def make_course(num_envs: int, seed: int = 7, spacing: float = 0.6, **overrides) -> Course:
-    """A course of the track preset, bound to a zero position tensor of its own."""
-    course = Course.track(presets.track(num_envs=num_envs, device=DEVICE, seed=seed, **overrides),
+def make_course(num_envs: int, seed: int = 7, spacing: float = 0.6, device: str = DEVICE, **overrides) -> Course:
+    """A course of the track preset on `device`, bound to a zero position tensor of its own."""
+    course = Course.track(presets.track(num_envs=num_envs, device=device, seed=seed, **overrides),
                           checkpoint_spacing=spacing)
-    course.bind(position=torch.zeros(num_envs, 3, device=DEVICE))
+    course.bind(position=torch.zeros(num_envs, 3, device=device))
     return course
 
 

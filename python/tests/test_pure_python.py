@@ -95,12 +95,14 @@ def test_presets_record_overrides_flattened_and_check_types():
     assert q.overrides["polar.radius_max"] == 9.0 and "polar.radius_max" not in p.overrides
     assert presets.drone_track(4, device=0).preset == "drone_track"
     assert presets.track(4, device="cuda").device == "cuda:0"
+    cpu = presets.track(4, device="cpu")
+    assert cpu.device == "cpu" and cpu.is_cpu and cpu.device_index == -1 and not p.is_cpu
 
 
 @pytest.mark.parametrize("kwargs, error, text", [
     (dict(num_envs=0), ValueError, "num_envs must be >= 1"),
     (dict(num_envs=2.0), TypeError, "num_envs must be an int"),
-    (dict(num_envs=4, device="cpu"), ValueError, "CUDA device"),
+    (dict(num_envs=4, device="tpu"), ValueError, r"CUDA device \('cuda' or 'cuda:N'\) or 'cpu'"),
     (dict(num_envs=4, device=-1), ValueError, "device index"),
     (dict(num_envs=4, seed=-1), ValueError, r"'seed' must be in \[0, 18446744073709551616\)"),
     (dict(num_envs=4, seed=1.5), TypeError, "'seed' must be an int"),

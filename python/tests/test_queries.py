@@ -11,72 +11,72 @@ import torch
 from track_gen.course import Course
 from track_gen.pipeline import presets
 
-pytestmark = pytest.mark.gpu
-
-DEVICE = "cuda:0"
+# Every test runs on each device of the `device` fixture (conftest.py: "cpu" marked cpu,
+# "cuda:0" marked gpu) but the graph test, which is GPU only.
 R = 50.0      # circle radius [m], run counter-clockwise from (R, 0): the left normal points inward
 E = 8
 HW = 0.5      # the road's half-width [m] (set below: the track preset's is 0.3)
 
 
-def circle_course(num_envs=E):
+def circle_course(device, num_envs=E):
     angles = torch.arange(64, dtype=torch.float64) * (2 * math.pi / 64)
     pts = torch.stack([R * torch.cos(angles), R * torch.sin(angles)], dim=1)
-    params = presets.track(num_envs=num_envs, device=DEVICE, num_samples=512, half_width=HW,
+    params = presets.track(num_envs=num_envs, device=device, num_samples=512, half_width=HW,
                            validate={"length_max": 400.0})
     course = Course.from_tracks(params, [pts], kind="control_points", checkpoint_spacing=10.0)
-    torch.cuda.synchronize()
+    if device != "cpu":
+        torch.cuda.synchronize()
     return course
 
 
-def at(theta, left=0.0, z=0.0):
+def at(theta, device, left=0.0, z=0.0):
     """Points at angles theta [E] (tensor), `left` metres inside the circle, height z: [E, 3] float32."""
     r = R - left
-    return torch.stack([r * torch.cos(theta), r * torch.sin(theta), torch.full_like(theta, z)], dim=1).float().to(DEVICE)
+    return torch.stack([r * torch.cos(theta), r * torch.sin(theta), torch.full_like(theta, z)], dim=1).float().to(device)
 
 
 def wrap(a):
     return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
 
 
-def quat_wxyz(yaw):
+def quat_wxyz(yaw, device):
     return torch.stack([torch.cos(yaw / 2), torch.zeros_like(yaw), torch.zeros_like(yaw), torch.sin(yaw / 2)],
-                       dim=1).float().to(DEVICE)
+                       dim=1).float().to(device)
 
 
-def test_localize_on_a_circle_is_closed_form_and_warm_started():
-    course = circle_course()
+def test_localize_on_a_circle_is_closed_form_and_warm_started(device):
+    course = circle_course(device)
     length = course.tracks.length.double()
     theta = torch.linspace(0.1, 6.0, E, dtype=torch.float64)
     left = torch.linspace(-0.4, 0.4, E, dtype=torch.float64)
     pos = torch.stack([(R - left) * torch.cos(theta), (R - left) * torch.sin(theta), torch.full_like(theta, 0.05)],
-                      dim=1).float().to(DEVICE)
+                      dim=1).float().to(device)
     f = course.localize(position=pos, window=0)
-    s_ref = (theta * R).to(DEVICE)
+    s_ref = (theta * R).to(device)
     ds = torch.remainder(f.s.double() - s_ref + length / 2, length) - length / 2
     assert ds.abs().max() < 0.05, ds
-    assert (f.n.double() - left.to(DEVICE)).abs().max() < 0.02          # positive left (inward)
+    assert (f.n.double() - left.to(device)).abs().max() < 0.02          # positive left (inward)
     assert (f.n_up.double() - 0.05).abs().max() < 1e-3
     assert (f.curvature.double() - 1.0 / R).abs().max() < 0.05 / R      # +1/R: counter-clockwise is positive
-    assert wrap(f.heading.double() - (theta + math.pi / 2).to(DEVICE)).abs().max() < 2e-3
+    assert wrap(f.heading.double() - (theta + math.pi / 2).to(device)).abs().max() < 2e-3
     assert not f.lost.any()  # window 0: the full search is the only one
     # Warm start: a small move keeps its window; a half-lap jump is lost once.
     pos2 = pos.clone()
-    pos2[0] = at(torch.tensor([theta[0].item() + 0.01]))[0]
-    pos2[1] = at(torch.tensor([theta[1].item() + math.pi]))[0]
+    pos2[0] = at(torch.tensor([theta[0].item() + 0.01]), device)[0]
+    pos2[1] = at(torch.tensor([theta[1].item() + math.pi]), device)[0]
     g = course.localize(position=pos2, window=8)
     assert not bool(g.lost[0]) and bool(g.lost[1])
     # The seed system's convention: positive right.
     h = course.localize(position=pos, window=8, seed_convention=True)
-    assert (h.n.double() + left.to(DEVICE)).abs().max() < 0.02
+    assert (h.n.double() + left.to(device)).abs().max() < 0.02
     assert h.s.data_ptr() == f.s.data_ptr()  # outputs are the Course's, reused
 
 
-def test_track_ahead_progress_delta_speed_profile_on_a_circle():
-    course = circle_course()
+def test_track_ahead_progress_delta_speed_profile_on_a_circle(device):
+    course = circle_course(device)
     theta = torch.linspace(0.3, 5.5, E, dtype=torch.float64)
-    pos = at(theta)
-    yaw = (theta + math.pi / 2).float().to(DEVICE)
+    pos = at(theta, device)
+    yaw = (theta + math.pi / 2).float().to(device)
     k, spacing = 5, 2.0
     pts = course.track_ahead(k, spacing, yaw, position=pos)
     delta = spacing * torch.arange(1, k + 1, dtype=torch.float64) / R        # angle ahead of each point
@@ -84,8 +84,8 @@ def test_track_ahead_progress_delta_speed_profile_on_a_circle():
     assert (pts.double().cpu() - want.unsqueeze(0)).abs().max() < 0.02       # x forward, y left (turning left)
 
     length = course.tracks.length
-    s_prev = (torch.rand(E, device=DEVICE) * length)
-    step = (torch.rand(E, device=DEVICE) - 0.5) * 0.8 * length
+    s_prev = (torch.rand(E, device=device) * length)
+    step = (torch.rand(E, device=device) - 0.5) * 0.8 * length
     s_now = torch.remainder(s_prev + step, length)
     d = course.progress_delta(s_prev, s_now)
     assert (d - step).abs().max() < 1e-3
@@ -97,13 +97,13 @@ def test_track_ahead_progress_delta_speed_profile_on_a_circle():
     assert torch.allclose(v2, torch.full_like(v2, 10.0))
 
 
-def test_spawn_pose_on_the_centreline_and_progress_reset():
-    course = circle_course()
-    course.bind(position=torch.zeros(E, 3, device=DEVICE))
+def test_spawn_pose_on_the_centreline_and_progress_reset(device):
+    course = circle_course(device)
+    course.bind(position=torch.zeros(E, 3, device=device))
     length = float(course.tracks.length[0])
-    s = torch.linspace(1.0, length + 30.0, E, device=DEVICE)           # beyond L too: wrapped
-    lateral = torch.linspace(-0.3, 0.3, E, device=DEVICE)
-    mask = torch.ones(E, dtype=torch.bool, device=DEVICE)
+    s = torch.linspace(1.0, length + 30.0, E, device=device)           # beyond L too: wrapped
+    lateral = torch.linspace(-0.3, 0.3, E, device=device)
+    mask = torch.ones(E, dtype=torch.bool, device=device)
     mask[3] = False
     sp = course.spawn(mask, s, lateral)
     angle = s.double() / R
@@ -112,26 +112,26 @@ def test_spawn_pose_on_the_centreline_and_progress_reset():
     assert (sp.position[:, :2].double() - want).abs()[mask].max() < 0.02
     assert wrap(sp.yaw.double() - (angle + math.pi / 2))[mask].abs().max() < 2e-3
     assert torch.equal(sp.position[3].cpu(), torch.zeros(3)) and float(sp.yaw[3]) == 0.0  # not written
-    assert (course.laps[ok.to(DEVICE)] == 0).all() and (course.gates_passed[ok.to(DEVICE)] == 0).all()
+    assert (course.laps[ok.to(device)] == 0).all() and (course.gates_passed[ok.to(device)] == 0).all()
     # The tracker's lap progress is the spawn's (wrapped) arc length.
     lp = course.lap_progress.double()
     ds = torch.remainder(lp - torch.remainder(s.double(), length) + length / 2, length) - length / 2
     assert ds[mask].abs().max() < 0.05
 
 
-def test_collide_inside_outside_orientation_order_and_bad_boxes():
-    course = circle_course()
+def test_collide_inside_outside_orientation_order_and_bad_boxes(device):
+    course = circle_course(device)
     theta = torch.linspace(0.2, 6.0, E, dtype=torch.float64)
     tangent_yaw = theta + math.pi / 2
-    centres = at(theta)
-    ext = torch.tensor([[0.1, 0.05]] * E, device=DEVICE)
+    centres = at(theta, device)
+    ext = torch.tensor([[0.1, 0.05]] * E, device=device)
     # Env 1 far outside (3 m beyond the outer, right border); env 2 across the road (yaw + 90 deg,
     # forward half extent 0.3); env 5 a NaN quaternion; env 6 zero extents.
-    centres[1] = at(theta[1:2], left=-3.0)[0]
+    centres[1] = at(theta[1:2], device, left=-3.0)[0]
     yaw = tangent_yaw.clone()
     yaw[2] += math.pi / 2
     ext[2] = torch.tensor([0.3, 0.05])
-    q = quat_wxyz(yaw)
+    q = quat_wxyz(yaw, device)
     q[5, 0] = float("nan")
     ext[6] = 0.0
     c = course.collide(centres, q, ext)
@@ -154,8 +154,8 @@ def test_collide_inside_outside_orientation_order_and_bad_boxes():
     assert torch.equal(c2.distance.nan_to_num(7.0), first.nan_to_num(7.0))
 
 
-def test_cones_on_a_circle():
-    course = circle_course(2)
+def test_cones_on_a_circle(device):
+    course = circle_course(device, 2)
     spacing = 2.0
     want = round(2 * math.pi * (R - HW) / spacing)      # the left border is the inner circle
     cones = course.cones("left", spacing, capacity=want + 5)
@@ -167,16 +167,18 @@ def test_cones_on_a_circle():
     assert (cut.count > 10).all() and not torch.isnan(cut.position).any()
 
 
+@pytest.mark.gpu
 def test_captured_graph_replays_into_the_same_outputs():
-    course = circle_course()
+    device = "cuda:0"
+    course = circle_course(device)
     theta = torch.linspace(0.1, 6.0, E, dtype=torch.float64)
-    pos = at(theta)
+    pos = at(theta, device)
     course.localize(position=pos)   # first call: allocates the outputs and loads the kernel
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         frame = course.localize(position=pos, window=8)
-    pos.copy_(at(theta + 0.02, left=0.1))
+    pos.copy_(at(theta + 0.02, device, left=0.1))
     graph.replay()
     torch.cuda.synchronize()
     replayed = frame.s.clone(), frame.n.clone()
@@ -185,17 +187,17 @@ def test_captured_graph_replays_into_the_same_outputs():
     assert (eager.n - 0.1).abs().max() < 0.01
 
 
-def test_bad_arguments_name_themselves():
-    course = circle_course(2)
-    pos = torch.zeros(2, 3, device=DEVICE)
+def test_bad_arguments_name_themselves(device):
+    course = circle_course(device, 2)
+    pos = torch.zeros(2, 3, device=device)
     with pytest.raises(ValueError, match="position"):
-        course.localize(position=torch.zeros(3, 3, device=DEVICE))
+        course.localize(position=torch.zeros(3, 3, device=device))
     with pytest.raises(ValueError, match="num_points"):
-        course.track_ahead(0, 1.0, torch.zeros(2, device=DEVICE), position=pos, s=torch.zeros(2, device=DEVICE))
+        course.track_ahead(0, 1.0, torch.zeros(2, device=device), position=pos, s=torch.zeros(2, device=device))
     with pytest.raises(ValueError, match="spacing"):
-        course.track_ahead(3, 0.0, torch.zeros(2, device=DEVICE), position=pos, s=torch.zeros(2, device=DEVICE))
+        course.track_ahead(3, 0.0, torch.zeros(2, device=device), position=pos, s=torch.zeros(2, device=device))
     with pytest.raises(ValueError, match="orientation"):
-        course.collide(pos, torch.zeros(2, 3, device=DEVICE), torch.ones(2, 2, device=DEVICE))
+        course.collide(pos, torch.zeros(2, 3, device=device), torch.ones(2, 2, device=device))
     with pytest.raises(ValueError, match="a_lat_max|lateral_acceleration"):
         course.speed_profile(a_lat_max=0.0, a_accel=1.0, a_brake=1.0, v_cap=10.0)
     with pytest.raises(ValueError, match="side"):

@@ -25,6 +25,7 @@ gates are >= 0.6 m apart), lateral offsets within 0.6 half-widths on track and 1
 off track, and positions nudged along the track until they are >= 2 mm from every gate plane.
 """
 import contextlib
+import sys
 import time
 
 import pytest
@@ -34,8 +35,6 @@ import track_gen.interop.torch as tt
 
 from helpers import DEVICE, make_course
 from progress_reference import ProgressReference
-
-pytestmark = pytest.mark.gpu
 
 E = 128
 REPLAYS = 10_000
@@ -189,6 +188,7 @@ class Harness:
         self.iteration += 1
 
 
+@pytest.mark.gpu
 def test_ten_thousand_replays_match_a_pure_pytorch_reference():
     start = time.monotonic()
     # Seeded, so that a run's worst case can be reproduced (the motions, NaNs and done masks are
@@ -228,3 +228,30 @@ def test_ten_thousand_replays_match_a_pure_pytorch_reference():
     assert all(c > 0 for c in h.flag_counts.tolist()), report
     assert int((course.tracks.episode > 0).sum()) > 0, report
     assert elapsed < 120, report
+
+
+CPU_ITERATIONS = 400  # ~0.1 s each on 2 cores, nearly all in the reference and the harness
+
+
+@pytest.mark.cpu
+def test_eager_steps_of_a_cpu_course_match_the_pure_pytorch_reference(monkeypatch):
+    """The same harness on a CPU course (the host backend), eagerly: 2,000 iterations with done
+    envs regenerated (about 100), every comparison as on the GPU."""
+    monkeypatch.setattr(sys.modules[__name__], "DEVICE", "cpu")
+    torch.manual_seed(2026)
+    course = make_course(E, seed=29, device="cpu")
+    h = Harness(course)
+    for _ in range(CPU_ITERATIONS):
+        h.run(capturing=False)
+    report = (f"{int(h.iteration)} iterations: discrete mismatches {int(h.discrete_bad)}, hint mismatches "
+              f"{int(h.hint_bad)}, max continuous error {float(h.max_error):.2e} m, first mismatch at {int(h.first_bad)}, "
+              f"borderline {int(h.borderline)}, envs done {int(h.dones)}, flag counts {h.flag_counts.tolist()}, "
+              f"laps {int(course.laps.sum())}, ties {int(h.ties)}")
+    print(report)
+    assert int(h.iteration) == CPU_ITERATIONS
+    assert int(h.borderline) == 0, report
+    assert int(h.discrete_bad) == 0 and int(h.hint_bad) == 0, report
+    assert float(h.max_error) <= TOLERANCE, report
+    assert int(h.dones) > 40, report
+    assert all(c > 0 for c in h.flag_counts.tolist()), report
+    assert int((course.tracks.episode > 0).sum()) > 0, report

@@ -11,9 +11,14 @@ import torch
 from track_gen.course import Course, progress_flag_bits
 from track_gen.pipeline import presets
 
-pytestmark = pytest.mark.gpu
+DEVICE = "cuda:0"  # set per test by _on_each_device: every test runs on "cpu" and "cuda:0"
 
-DEVICE = "cuda:0"
+
+@pytest.fixture(autouse=True)
+def _on_each_device(device):
+    """Runs each test once per device of conftest's `device` fixture (cpu / gpu marks)."""
+    global DEVICE
+    DEVICE = device
 R = 50.0      # circle radius [m], counter-clockwise from (R, 0): the left normal points inward
 HW = 0.5      # the road's half-width [m]
 
@@ -25,7 +30,8 @@ def circle_course(num_envs):
     params = presets.track(num_envs=num_envs, device=DEVICE, num_samples=512, half_width=HW,
                            validate={"length_max": 400.0})
     course = Course.from_tracks(params, [pts], kind="control_points", checkpoint_spacing=10.0)
-    torch.cuda.synchronize()
+    if DEVICE != "cpu":
+        torch.cuda.synchronize()
     return course
 
 
@@ -181,6 +187,8 @@ def test_bind_checks_the_boxes_and_names_them():
 
 
 def test_captured_step_with_boxes_replays_like_eager_steps():
+    if DEVICE == "cpu":
+        pytest.skip("CUDA graphs: a CPU course has none")
     E = 64
     eager, replayed = circle_course(E), circle_course(E)
     s0 = torch.linspace(0.0, 300.0, E, dtype=torch.float64)

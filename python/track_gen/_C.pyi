@@ -1,18 +1,25 @@
-"""Type stubs of the compiled extension ``track_gen._C`` (python/csrc/module.cu).
+"""Type stubs of the compiled extension ``track_gen._C`` (python/csrc/bindings.hpp, built by
+module.cu with CUDA or module_cpu.cpp without).
 
 The extension is the low-level layer under :mod:`track_gen.course`: use ``Course`` there, which
-checks its arguments, preallocates outputs and documents units and shapes. Tensors here are
-CUDA tensors on the course's device unless said otherwise; ``stream`` is ``None`` (torch's
-current stream) or a ``cudaStream_t`` handle as an int. Every call is asynchronous on that
-stream unless said otherwise. C++ ``std::invalid_argument`` arrives as ``ValueError``;
+checks its arguments, preallocates outputs and documents units and shapes. ``Course`` (CUDA
+builds only) and ``HostCourse`` (both builds) have the same methods but the graph ones. Tensors
+here are CUDA tensors on the course's device (CPU tensors for ``HostCourse``) unless said
+otherwise; ``stream`` is ``None`` (torch's current stream) or a ``cudaStream_t`` handle as an int
+(``HostCourse``: ``None`` only). Every call is asynchronous on that stream unless said otherwise
+(``HostCourse``: synchronous). C++ ``std::invalid_argument`` arrives as ``ValueError``;
 ``track_gen::capture_error`` as ``track_gen.exec.errors.CaptureError``.
-``python/tests/test_binding_tables.py`` keeps this file's names in step with module.cu.
+``python/tests/test_binding_tables.py`` keeps this file's names in step with the bindings.
 """
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-class Course:
+#: The course types this build has: ("cuda", "cpu") or ("cpu",).
+backends: Tuple[str, ...]
+
+class _CourseBase:
+    """The methods of both course types (not a class of the extension: a stub-only base)."""
     def __init__(
         self,
         preset: str,
@@ -52,8 +59,6 @@ class Course:
     def tensors(self) -> Dict[str, torch.Tensor]:
         """Every track, progress and contact array as a tensor over the course's memory."""
     def owner_use_count(self) -> int: ...
-    def retain_capture(self, stream: Optional[int] = None) -> None: ...
-    def retain_graph(self, graph: torch.cuda.CUDAGraph) -> None: ...
     @property
     def num_envs(self) -> int: ...
     @property
@@ -166,7 +171,15 @@ class Course:
     ) -> None:
         """x, y, out float32 [E] or [E, K] (one shape): bilinear heights [m], clamped to the grid."""
 
-def capture_info(stream: int) -> Tuple[int, int]:
+class Course(_CourseBase):
+    """A course on a CUDA device (CUDA builds only)."""
+    def retain_capture(self, stream: Optional[int] = None) -> None: ...
+    def retain_graph(self, graph: torch.cuda.CUDAGraph) -> None: ...
+
+class HostCourse(_CourseBase):
+    """A course on the CPU (C++ backend::host); ``device`` is ignored, ``stream`` must be None."""
+
+def capture_info(stream: int) -> Tuple[int, int]:  # CUDA builds only
     """(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated."""
 
 def track_fields() -> List[Tuple[str, str]]: ...

@@ -1,4 +1,4 @@
-"""track_gen: batches of closed race tracks on the GPU, their gates, and agents' progress.
+"""track_gen: batches of closed race tracks on the GPU (or the CPU), their gates, and agents' progress.
 
 The Python face of the C++ library (``include/track_gen``), driven from PyTorch::
 
@@ -21,9 +21,20 @@ __all__ = ["Shard", "release_deferred", "shard_of", "shard_params",
 
 
 def _extension():
-    """The compiled extension ``track_gen._C`` (imported on first use, with torch)."""
-    import torch  # noqa: F401 - loads libtorch before the extension that links it
-    from . import _C
+    """The compiled extension ``track_gen._C`` (imported on first use, with torch). ImportError
+    saying what to install when torch or the extension is missing."""
+    try:
+        import torch  # noqa: F401 - loads libtorch before the extension that links it
+    except ImportError as err:
+        raise ImportError("track_gen's courses need PyTorch: pip install torch (any build: with CUDA for GPU "
+                          f"courses, CPU-only for device='cpu'), then pip install --no-build-isolation ./python "
+                          f"({err})") from err
+    try:
+        from . import _C
+    except ImportError as err:
+        raise ImportError("track_gen's compiled extension track_gen._C is not built or does not match this torch: "
+                          "from the repository root, pip install --no-build-isolation ./python (with torch already "
+                          f"installed; CUDA needs nvcc, the CPU-only build a C++17 compiler) ({err})") from err
     return _C
 
 

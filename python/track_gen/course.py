@@ -1,5 +1,5 @@
-"""``Course``: a batch of closed race tracks on one CUDA device (one per environment), their gates,
-and the progress of one agent per environment, driven from PyTorch::
+"""``Course``: a batch of closed race tracks on one CUDA device or on the CPU (one per environment),
+their gates, and the progress of one agent per environment, driven from PyTorch::
 
     from track_gen.course import Course
     from track_gen.pipeline import presets
@@ -20,6 +20,10 @@ into the capture; see :mod:`track_gen.interop.torch`.
 The output tensors view the course's device memory without a copy and keep it alive (not the
 ``Course`` object); they change in place with every ``step`` / ``regenerate`` (or graph replay):
 ``.clone()`` what you want to keep.
+
+On the CPU (``presets.track(..., device="cpu")``: the C++ host backend, the same tracks as on
+the GPU up to float rounding) every call runs to completion on the calling thread, tensors are
+CPU tensors, ``stream`` must be None and there are no graphs to record into.
 """
 from __future__ import annotations
 
@@ -145,7 +149,8 @@ class Cones(NamedTuple):
 
 
 def _stream_arg(stream) -> Optional[int]:
-    """None (torch's current stream on the course's device), a torch.cuda.Stream or an int handle."""
+    """None (torch's current stream on the course's device), a torch.cuda.Stream or an int handle.
+    (A CPU course refuses any stream but None: ValueError from the extension.)"""
     if stream is None:
         return None
     handle = getattr(stream, "cuda_stream", stream)
@@ -239,7 +244,8 @@ def _progress_field(name: str, doc: str) -> property:
 
 class Course:
     """A batch of tracks, gates and progress on one CUDA device (C++ ``track_gen::course`` with
-    the library's default policy: conditional skipping available, anchored ownership).
+    the library's default policy: conditional skipping available, anchored ownership), or on the
+    CPU (``device="cpu"``: ``backend::host``, the same methods, no graphs).
 
     Build it with :meth:`Course.track` outside any capture. Not thread-safe; do not replay two
     graphs of one course concurrently (they share its state).
@@ -248,7 +254,7 @@ class Course:
     def __init__(self, params: TrackParams, checkpoint_spacing: float = 0.6, tracks=None,
                  kind: str = "control_points", recentre: bool = False):
         """Allocates the course and generates every env's track (episode 0) on torch's current
-        stream of ``params.device``.
+        stream of ``params.device`` (on the CPU: now, on the calling thread).
 
         Args:
             params: a :class:`~track_gen.pipeline.presets.TrackParams` (``presets.track(...)``).
@@ -261,6 +267,7 @@ class Course:
             ValueError: a parameter out of range (the message names it and its range), or bad
                 ``tracks`` / ``kind``.
             track_gen.exec.errors.CaptureError: the stream is capturing (construction allocates).
+            RuntimeError: a CUDA device asked of an extension built without CUDA (CPU only).
         """
         if not isinstance(params, TrackParams):
             raise TypeError(f"params must be a track_gen.pipeline.presets.TrackParams "
@@ -273,15 +280,25 @@ class Course:
             raise TypeError(f"recentre must be a bool, got {type(recentre).__name__} {recentre!r}")
         user = [] if tracks is None else _user_points(tracks)
         from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
+        ext = _extension()
+        if params.is_cpu:
+            impl_type = ext.HostCourse
+        elif hasattr(ext, "Course"):
+            impl_type = ext.Course
+        else:
+            raise RuntimeError(
+                f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only: torch "
+                "without CUDA, or no nvcc at install time). Use device='cpu', or reinstall with a CUDA build of torch "
+                "and the CUDA toolkit: pip install --no-build-isolation ./python")
         self.params = params  #: the TrackParams it was built from
-        self._impl = _extension().Course(params.preset, params.num_envs, dict(params.overrides),
-                                         float(checkpoint_spacing), params.device_index, user, kind, recentre)
+        self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
+                               float(checkpoint_spacing), params.device_index, user, kind, recentre)
         #: environments E, samples per track N, gate slots per track G, gate spacing [m], device
         self.num_envs = int(self._impl.num_envs)
         self.num_samples = int(self._impl.num_samples)
         self.max_gates = int(self._impl.max_gates)
         self.checkpoint_spacing = float(self._impl.checkpoint_spacing)
-        self.device = f"cuda:{self._impl.device}"
+        self.device = "cpu" if params.is_cpu else f"cuda:{self._impl.device}"
         t = self._impl.tensors()
         types = _record_types()
         self._progress = types["Progress"](**{k: t[k] for k in types["Progress"]._fields})
@@ -413,7 +430,7 @@ class Course:
 
         t = _torch_view(t)
 
-        ok = (isinstance(t, torch.Tensor) and t.is_cuda and t.device.index == self._impl.device
+        ok = (isinstance(t, torch.Tensor) and t.device == torch.device(self.device)
               and t.is_contiguous() and str(t.dtype).replace("torch.", "") in dtypes and tuple(t.shape) == shape)
         if not ok:
             got = (f"{str(t.dtype).replace('torch.', '')} {list(t.shape)} on {t.device}"

@@ -118,7 +118,11 @@ def registered(stream=None, graph=None, capture_mode=None,
         raise TypeError(f"conditional must be a bool, got {type(conditional).__name__} {conditional!r}")
     handle = _stream_handle(stream)
     from .. import _extension  # noqa: PLC0415 - lazy: loads torch and the compiled extension
-    status, capture_id = _extension().capture_info(handle)
+    ext = _extension()
+    if not hasattr(ext, "capture_info"):
+        raise CaptureError("track_gen.interop.torch.registered(): this track_gen was built without CUDA (CPU only), "
+                           "so there are no graphs to record into")
+    status, capture_id = ext.capture_info(handle)
     if status != 1:
         what = "its capture was invalidated by an earlier error" if status == 2 else "it is not capturing"
         raise CaptureError(

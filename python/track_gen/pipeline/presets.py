@@ -50,8 +50,8 @@ _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 @dataclass(frozen=True)
 class TrackParams:
-    """What a ``Course`` is built from: a C++ preset, the number of environments, the CUDA
-    device, and overrides of the preset's parameters (flattened names, e.g.
+    """What a ``Course`` is built from: a C++ preset, the number of environments, the device
+    (``"cuda:N"`` or ``"cpu"``), and overrides of the preset's parameters (flattened names, e.g.
     ``"polar.radius_min"``)."""
 
     preset: str
@@ -68,9 +68,14 @@ class TrackParams:
 
     @property
     def device_index(self) -> int:
-        """The CUDA device index (``"cuda"`` means device 0)."""
+        """The CUDA device index (``"cuda"`` means device 0); -1 for ``"cpu"``."""
         m = _DEVICE.match(self.device)
-        return int(m.group(1) or 0) if m else 0
+        return int(m.group(1) or 0) if m else -1
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the course runs on the CPU (the C++ host backend)."""
+        return self.device == "cpu"
 
     def replace(self, **overrides) -> "TrackParams":
         """A copy with more overrides (same rules as the preset functions)."""
@@ -86,18 +91,20 @@ class TrackParams:
 
 
 def _device_string(device) -> str:
-    """'cuda:N' from 'cuda', 'cuda:N', an int N or a torch.device of type cuda."""
+    """'cuda:N' from 'cuda', 'cuda:N', an int N or a torch.device of type cuda; 'cpu' from 'cpu'
+    or a torch.device of type cpu."""
     if isinstance(device, bool):
-        raise TypeError(f"device must be 'cuda', 'cuda:N', an int or a torch.device, got {device!r}")
+        raise TypeError(f"device must be 'cuda', 'cuda:N', 'cpu', an int or a torch.device, got {device!r}")
     if isinstance(device, int):
         if device < 0:
             raise ValueError(f"device index must be >= 0, got {device}")
         return f"cuda:{device}"
     text = str(device)
+    if text == "cpu":
+        return "cpu"
     m = _DEVICE.match(text)
     if m is None:
-        raise ValueError(f"device must be a CUDA device ('cuda' or 'cuda:N'), got {device!r}: "
-                         "track_gen's Python course runs on the CUDA backend only")
+        raise ValueError(f"device must be a CUDA device ('cuda' or 'cuda:N') or 'cpu', got {device!r}")
     return f"cuda:{int(m.group(1) or 0)}"
 
 
@@ -160,12 +167,13 @@ def track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackPa
 
     Args:
         num_envs: environments (one track each), in [1, 2**30] (docs/parameters.md).
-        device: the CUDA device of the course ("cuda", "cuda:N", N or a torch.device).
+        device: where the course runs: a CUDA device ("cuda", "cuda:N", N or a torch.device)
+            or "cpu" (the C++ host backend: the same tracks, tensors on the CPU, no graphs).
         seed: seed of every random stream of the batch, in [0, 2**64).
         **overrides: parameters to change (see the module docstring for the names).
     Raises:
         TypeError: a value that is not a number (or num_envs not an int).
-        ValueError: num_envs < 1, a device that is not CUDA, seed out of range.
+        ValueError: num_envs < 1, a device that is neither CUDA nor "cpu", seed out of range.
     """
     return _make("track", num_envs, device, seed, overrides)
 

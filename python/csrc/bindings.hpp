@@ -1,0 +1,912 @@
+#pragma once
+// The torch extension's bindings, shared by its two builds: module.cu (nvcc; CUDA courses as
+// `Course`, CPU courses as `HostCourse`) and module_cpu.cpp (a plain C++ compiler; `HostCourse`
+// only). module.cu defines TRACK_GEN_PYTHON_CUDA before including this header.
+//
+// One py_course<Backend> serves both backends: backend_traits<Backend> says where its tensors
+// live, which stream a call runs on and how the step's 0/1 columns are filled. Each course picks
+// one of three course types from its parameters (the track pipeline, the family pipeline with
+// elevation when the parameters need it: make_course; the gate-course pipeline), all with
+// ownership::anchored so that the tensors handed to Python keep the memory alive. What the
+// Python layer decides at run time (inside track_gen.interop.torch.registered: conditional
+// recording, the capture mode of the library's own captures) is passed per regenerate call and
+// applied with course::set_recording; a CPU course ignores it (no graphs).
+#include <torch/extension.h>
+
+#include <pybind11/stl.h>
+
+#include <track_gen/interop/torch_tensors.hpp>
+#include <track_gen/track_gen.hpp>
+
+#ifdef TRACK_GEN_PYTHON_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <track_gen/graph.hpp>
+#include <track_gen/interop/torch.hpp>
+
+#include "kernels.cuh"
+#endif
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// Hidden like pybind11's own namespace (a class_ of a visible type warns otherwise).
+namespace track_gen_python __attribute__((visibility("hidden"))) {
+
+namespace py = pybind11;
+namespace tg = track_gen;
+namespace tt = track_gen::interop::torch;
+
+// ---- backends -----------------------------------------------------------------------------------
+
+template <class Backend>
+struct backend_traits;
+
+/// CPU courses: host memory, CPU tensors, every call runs to completion on the calling thread.
+/// skip::unconditional (no graphs to skip in), ownership::anchored (tensors keep the memory).
+template <>
+struct backend_traits<tg::backend::host> {
+  using policy = tg::policy<tg::capture::global, tg::skip::unconditional, tg::ownership::anchored, tg::backend::host>;
+  using stream_type = tg::host_stream;
+  /// Nothing to select on the CPU.
+  struct guard {
+    explicit guard(c10::DeviceIndex) {}
+  };
+  static at::Device device(c10::DeviceIndex) { return at::Device(at::kCPU); }
+  /// The calling thread; a stream handle is an error (std::invalid_argument), not ignored.
+  static stream_type stream_of(const std::optional<std::uintptr_t>& handle, c10::DeviceIndex) {
+    if (handle.has_value())
+      throw std::invalid_argument("track_gen: stream: a CPU course runs on the calling thread and takes no stream; "
+                                  "pass stream=None");
+    return {};
+  }
+  /// passed[e], wrong_way[e] (and oob[e] when not null): the flag bits as 0/1, host arrays [n].
+  static void step_bits(const std::uint32_t* flags, const std::uint32_t* contact_flags, std::int32_t* passed,
+                        std::int32_t* wrong_way, std::int32_t* oob, int n, stream_type) {
+    for (int e = 0; e < n; ++e) {
+      passed[e] = (flags[e] & tg::progress_flags::gate_passed) != 0u ? 1 : 0;
+      wrong_way[e] = (flags[e] & tg::progress_flags::wrong_way) != 0u ? 1 : 0;
+      if (oob != nullptr) oob[e] = (contact_flags[e] & tg::contact_flags::out_of_bounds) != 0u ? 1 : 0;
+    }
+  }
+};
+
+#ifdef TRACK_GEN_PYTHON_CUDA
+/// CUDA courses: the library's default policies (global capture mode, conditional skipping,
+/// anchored ownership); calls run on PyTorch's current stream of the course's device unless a
+/// stream handle is given.
+template <>
+struct backend_traits<tg::backend::cuda> {
+  using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored, tg::backend::cuda>;
+  using stream_type = ::cuda::stream_ref;
+  using guard = c10::cuda::CUDAGuard;
+  static at::Device device(c10::DeviceIndex index) { return at::Device(at::kCUDA, index); }
+  /// `handle` (a cudaStream_t as an int, e.g. torch.cuda.Stream.cuda_stream) or, when absent,
+  /// PyTorch's current stream on `device`.
+  static stream_type stream_of(const std::optional<std::uintptr_t>& handle, c10::DeviceIndex device) {
+    if (handle.has_value()) return ::cuda::stream_ref(reinterpret_cast<cudaStream_t>(*handle));
+    return tt::current_stream(device);
+  }
+  /// One launch of kernels.cuh's step_bits_kernel on `stream`.
+  static void step_bits(const std::uint32_t* flags, const std::uint32_t* contact_flags, std::int32_t* passed,
+                        std::int32_t* wrong_way, std::int32_t* oob, int n, stream_type stream) {
+    launch_step_bits(flags, contact_flags, passed, wrong_way, oob, n, stream.get());
+  }
+};
+#endif
+
+/// True when `params` draws every env from polar with a flat elevation profile: what
+/// presets::track_pipeline builds, bit for bit, as elevated_family_pipeline would. Python's
+/// presets take generator=, generator_weights= and elevation=, which need the family pipeline
+/// with the elevation stages; its kernel carries every family's code (a 3.2 KB stack frame per
+/// thread) and takes 2.4x the track pipeline's time for the same polar tracks
+/// (docs/performance-log.md, entry 14).
+inline bool track_pipeline_suffices(const tg::track_params& params) {
+  for (float w : params.generator.weights)
+    if (w > 0.0f) return false;
+  return params.generator.family == tg::generator_family::polar && params.elevation.profile == tg::elevation_kind::flat;
+}
+
+/// The course's operations that do not depend on its pipeline, behind one interface so that
+/// py_course holds any course type of its backend.
+template <class Backend>
+class any_course {
+ public:
+  using stream_type = typename backend_traits<Backend>::stream_type;
+  using field_type = tg::heightfield<typename backend_traits<Backend>::policy>;
+  virtual ~any_course() = default;
+  virtual const char* pipeline_name() const = 0;
+  virtual void bind(const float3* position) = 0;
+  virtual void bind(const float3* position, const float4* orientation, const float2* half_extents, stream_type stream) = 0;
+  virtual void step(stream_type stream) = 0;
+  virtual void set_recording(const tg::recording_options& options) = 0;
+  virtual void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) = 0;
+  virtual std::uint64_t generation_launches(stream_type stream) const = 0;
+  virtual tg::course_ref view() const = 0;
+  virtual std::shared_ptr<const void> owner() const = 0;
+  virtual const tg::track_params& params() const = 0;
+  virtual int max_gates() const = 0;
+  virtual float checkpoint_spacing() const = 0;
+  virtual tt::course_tensors tensors(const at::Device& device) const = 0;
+  /// course::attach_heightfield (null detaches).
+  virtual void attach_heightfield(const field_type* field, stream_type stream) = 0;
+  int num_envs() const { return params().num_envs; }
+  int num_samples() const { return params().num_samples; }
+};
+
+template <class Backend, class Course>
+class course_holder final : public any_course<Backend> {
+  using base = any_course<Backend>;
+  using typename base::field_type;
+  using typename base::stream_type;
+  static_assert(std::is_same_v<typename Course::stream_type, stream_type>, "A course must take its backend's stream type.");
+
+ public:
+  template <class... Args>
+  explicit course_holder(const char* name, Args&&... args) : name_(name), course_(std::forward<Args>(args)...) {}
+  const char* pipeline_name() const override { return name_; }
+  void bind(const float3* position) override { course_.bind(position); }
+  void bind(const float3* position, const float4* orientation, const float2* half_extents, stream_type stream) override {
+    course_.bind(position, orientation, half_extents, stream);
+  }
+  void step(stream_type stream) override { course_.step(stream); }
+  void set_recording(const tg::recording_options& options) override { course_.set_recording(options); }
+  void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) override {
+    course_.regenerate(mask, advance, stream);
+  }
+  std::uint64_t generation_launches(stream_type stream) const override { return course_.generation_launches(stream); }
+  tg::course_ref view() const override { return course_.view(); }
+  std::shared_ptr<const void> owner() const override { return course_.owner(); }
+  const tg::track_params& params() const override { return course_.params(); }
+  int max_gates() const override { return course_.max_gates(); }
+  float checkpoint_spacing() const override { return course_.checkpoint_spacing(); }
+  tt::course_tensors tensors(const at::Device& device) const override { return tt::tensors(course_, device); }
+  void attach_heightfield(const field_type* field, stream_type stream) override {
+    course_.attach_heightfield(field, stream);
+  }
+
+ private:
+  const char* name_;
+  Course course_;
+};
+
+/// A course of `Backend` over `params` with the pipeline it needs; `args` after the params as
+/// course's own.
+template <class Backend, class... Args>
+std::unique_ptr<any_course<Backend>> make_course(const tg::track_params& params, Args&&... args) {
+  using policy = typename backend_traits<Backend>::policy;
+  using fast_course = tg::course<tg::presets::track_pipeline, policy>;
+  using family_course = tg::course<tg::presets::elevated_family_pipeline, policy>;
+  if (track_pipeline_suffices(params))
+    return std::make_unique<course_holder<Backend, fast_course>>("track_pipeline", params, std::forward<Args>(args)...);
+  return std::make_unique<course_holder<Backend, family_course>>("elevated_family_pipeline", params,
+                                                                 std::forward<Args>(args)...);
+}
+
+// ---- parameters -------------------------------------------------------------------------------
+
+/// One field of track_params: its Python name ("half_width", "polar.radius_min"), a setter and a
+/// getter.
+template <class T>
+struct field {
+  const char* name;
+  void (*set)(tg::track_params&, T);
+  T (*get)(const tg::track_params&);
+};
+#define TG_FIELD(T, path) \
+  field<T> { #path, [](tg::track_params& p, T v) { p.path = v; }, [](const tg::track_params& p) -> T { return p.path; } }
+
+inline const std::vector<field<int>>& int_fields() {
+  static const std::vector<field<int>> f = {
+      TG_FIELD(int, num_samples),          TG_FIELD(int, polar.control_points),
+      TG_FIELD(int, repulsive.max_iterations), TG_FIELD(int, spline.samples_per_segment),
+      TG_FIELD(int, validate.max_attempts),
+      TG_FIELD(int, voronoi.control_points), TG_FIELD(int, voronoi.chaikin_rounds),
+      TG_FIELD(int, checkpoint.checkpoints), TG_FIELD(int, checkpoint.max_steps), TG_FIELD(int, checkpoint.candidates),
+      TG_FIELD(int, bezier.corners_min), TG_FIELD(int, bezier.corners_max), TG_FIELD(int, bezier.layout),
+      TG_FIELD(int, bezier.samples_per_piece), TG_FIELD(int, hull.corners_min), TG_FIELD(int, hull.corners_max),
+      TG_FIELD(int, hull.layout), TG_FIELD(int, hull.convex), TG_FIELD(int, hull.chaikin_passes),
+      TG_FIELD(int, elevation.knots), TG_FIELD(int, elevation.harmonics),
+      TG_FIELD(int, gates.ordering), TG_FIELD(int, gates.min_gates), TG_FIELD(int, gates.max_gates),
+      TG_FIELD(int, gates.spacing_iterations), TG_FIELD(int, gates.align),
+  };
+  return f;
+}
+
+inline const std::vector<field<float>>& float_fields() {
+  static const std::vector<field<float>> f = {
+      TG_FIELD(float, half_width),         TG_FIELD(float, gate_half_height),
+      TG_FIELD(float, polar.radius_min),   TG_FIELD(float, polar.radius_max),
+      TG_FIELD(float, polar.angle_jitter), TG_FIELD(float, polar.elevation_min),
+      TG_FIELD(float, polar.elevation_max), TG_FIELD(float, repulsive.clearance),
+      TG_FIELD(float, repulsive.smoothing), TG_FIELD(float, repulsive.tolerance),
+      TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),
+      TG_FIELD(float, validate.turn_radius_min), TG_FIELD(float, validate.clearance_margin),
+      TG_FIELD(float, budget.operations_per_track), TG_FIELD(float, budget.bytes_per_env),
+      TG_FIELD(float, voronoi.radius_min), TG_FIELD(float, voronoi.radius_max),
+      TG_FIELD(float, voronoi.angle_jitter), TG_FIELD(float, voronoi.site_spacing),
+      TG_FIELD(float, voronoi.site_jitter), TG_FIELD(float, voronoi.min_angle_gap),
+      TG_FIELD(float, checkpoint.radius_min), TG_FIELD(float, checkpoint.radius_max),
+      TG_FIELD(float, checkpoint.angle_jitter), TG_FIELD(float, checkpoint.step_length),
+      TG_FIELD(float, checkpoint.max_turn_rate), TG_FIELD(float, checkpoint.steer_gain),
+      TG_FIELD(float, checkpoint.closure_boost), TG_FIELD(float, checkpoint.control_spacing),
+      TG_FIELD(float, checkpoint.closure_tolerance),
+      TG_FIELD(float, bezier.extent), TG_FIELD(float, bezier.min_corner_distance), TG_FIELD(float, bezier.max_turn),
+      TG_FIELD(float, bezier.rad), TG_FIELD(float, bezier.edgy), TG_FIELD(float, bezier.handle_clamp),
+      TG_FIELD(float, hull.extent), TG_FIELD(float, hull.min_corner_distance), TG_FIELD(float, hull.max_turn),
+      TG_FIELD(float, hull.displacement),
+      TG_FIELD(float, elevation.z_min), TG_FIELD(float, elevation.z_max), TG_FIELD(float, elevation.max_grade),
+      TG_FIELD(float, gates.min_spacing),
+  };
+  return f;
+}
+#undef TG_FIELD
+
+inline std::string valid_names() {
+  std::string s = "env_offset, seed, generator, generator_weights, elevation.profile";
+  for (const auto& f : int_fields()) s += std::string(", ") + f.name;
+  for (const auto& f : float_fields()) s += std::string(", ") + f.name;
+  return s;
+}
+
+/// The generator family called `name` (tg::generator_family_names); `what` names the argument.
+inline tg::generator_family family_of(const std::string& name, const char* what) {
+  std::string valid;
+  for (int f = 0; f < tg::num_generator_families; ++f) {
+    if (name == tg::generator_family_names[f]) return static_cast<tg::generator_family>(f);
+    valid += std::string(f == 0 ? "" : ", ") + "'" + tg::generator_family_names[f] + "'";
+  }
+  throw std::invalid_argument(std::string("track_gen: ") + what + " '" + name + "' is not a generator family; expected one of " + valid);
+}
+
+/// The elevation profile called `name` (tg::elevation_kind_names).
+inline tg::elevation_kind elevation_kind_of(const std::string& name) {
+  for (int k = 0; k < tg::num_elevation_kinds; ++k)
+    if (name == tg::elevation_kind_names[k]) return static_cast<tg::elevation_kind>(k);
+  throw std::invalid_argument("track_gen: elevation.profile '" + name +
+                              "' is not an elevation profile; expected one of 'flat', 'uniform', 'random_walk', 'harmonics'");
+}
+
+/// track_params of `preset` ("track", "drone_track", "elevated_drone_track" or "gate_course") for `num_envs`, then `overrides`
+/// ({"name": value}, names as above). The library checks the ranges at construction.
+inline tg::track_params make_params(const std::string& preset, int num_envs, const py::dict& overrides) {
+  tg::track_params p;
+  if (preset == "track") {
+    p = tg::presets::track(num_envs);
+  } else if (preset == "drone_track") {
+    p = tg::presets::drone_track(num_envs);
+  } else if (preset == "elevated_drone_track") {
+    p = tg::presets::elevated_drone_track(num_envs);
+  } else if (preset == "gate_course") {
+    p = tg::presets::gate_course(num_envs);
+  } else {
+    throw std::invalid_argument("track_gen: unknown preset '" + preset +
+                                "'; expected 'track', 'drone_track', 'elevated_drone_track' or 'gate_course'");
+  }
+  for (const auto& item : overrides) {
+    const std::string name = py::cast<std::string>(item.first);
+    const py::handle value = item.second;
+    if (name == "seed") {
+      p.seed = py::cast<std::uint64_t>(value);
+      continue;
+    }
+    if (name == "env_offset") {
+      p.env_offset = py::cast<std::uint32_t>(value);
+      continue;
+    }
+    if (name == "generator") {
+      p.generator.family = family_of(py::cast<std::string>(value), "generator");
+      continue;
+    }
+    if (name == "elevation.profile") {
+      p.elevation.profile = elevation_kind_of(py::cast<std::string>(value));
+      continue;
+    }
+    if (name.rfind("generator.weights.", 0) == 0) {
+      const std::string family = name.substr(std::string("generator.weights.").size());
+      p.generator.weights[static_cast<int>(family_of(family, "generator_weights key"))] = py::cast<float>(value);
+      continue;
+    }
+    bool found = false;
+    for (const auto& f : int_fields()) {
+      if (name != f.name) continue;
+      f.set(p, py::cast<int>(value));
+      found = true;
+    }
+    for (const auto& f : float_fields()) {
+      if (name != f.name) continue;
+      f.set(p, py::cast<float>(value));
+      found = true;
+    }
+    if (!found) throw std::invalid_argument("track_gen: unknown track parameter '" + name + "'; valid: " + valid_names());
+  }
+  return p;
+}
+
+/// Current values of every parameter (for TrackParams.resolved()).
+inline py::dict params_dict(const tg::track_params& p) {
+  py::dict d;
+  d["num_envs"] = p.num_envs;
+  d["env_offset"] = p.env_offset;
+  d["seed"] = p.seed;
+  d["generator"] = tg::generator_family_names[static_cast<int>(p.generator.family)];
+  py::dict weights;
+  for (int f = 0; f < tg::num_generator_families; ++f) weights[tg::generator_family_names[f]] = p.generator.weights[f];
+  d["generator_weights"] = weights;
+  d["elevation.profile"] = tg::elevation_kind_names[static_cast<int>(p.elevation.profile)];
+  for (const auto& f : int_fields()) d[f.name] = f.get(p);
+  for (const auto& f : float_fields()) d[f.name] = f.get(p);
+  return d;
+}
+
+// ---- the course ---------------------------------------------------------------------------------
+
+/// tg::user_tracks from float32 [P, 3] CPU tensors (checked again here for C++ callers).
+inline tg::user_tracks user_tracks_of(const std::vector<at::Tensor>& points, const std::string& kind, bool recentre) {
+  tg::user_tracks t;
+  if (kind == "control_points") {
+    t.type = tg::user_tracks::kind::control_points;
+  } else if (kind == "centreline") {
+    t.type = tg::user_tracks::kind::centreline;
+  } else {
+    throw std::invalid_argument("track_gen: kind = '" + kind + "'; expected 'control_points' or 'centreline'");
+  }
+  t.recentre = recentre;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const at::Tensor& p = points[i];
+    if (p.device().is_cuda() || p.scalar_type() != at::kFloat || p.dim() != 2 || p.size(1) != 3 || !p.is_contiguous())
+      throw std::invalid_argument("track_gen: tracks[" + std::to_string(i) + "] must be a contiguous float32 [P, 3] CPU tensor");
+    const float* d = p.data_ptr<float>();
+    std::vector<float3> pts(static_cast<std::size_t>(p.size(0)));
+    for (std::size_t k = 0; k < pts.size(); ++k) pts[k] = float3{d[3 * k], d[3 * k + 1], d[3 * k + 2]};
+    t.tracks.push_back(std::move(pts));
+  }
+  return t;
+}
+
+
+// ---- batch queries (queries.hpp) ----------------------------------------------------------------
+
+/// `t`'s data as T* after checking it is a contiguous tensor of `type` and `shape` on `device`
+/// (std::invalid_argument naming `name` otherwise).
+template <class T>
+T* query_tensor(const at::Tensor& t, at::ScalarType type, const std::vector<std::int64_t>& shape, const at::Device& device,
+                const char* name) {
+  std::string wanted = std::string("a ") + c10::toString(type) + " tensor of shape [";
+  for (std::size_t i = 0; i < shape.size(); ++i) wanted += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  wanted += "]";
+  tt::detail::require_on_device(t, device, name, wanted);
+  if (t.scalar_type() != type || t.sizes().vec() != shape)
+    throw std::invalid_argument(std::string("track_gen: ") + name + " must be " + wanted + "; got " + tt::detail::describe(t));
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+// ---- sharding -----------------------------------------------------------------------------------
+
+/// `value` as an int for shard_of, or std::invalid_argument naming it: Python ints arrive as
+/// int64 so that a rank of -2**40 is reported as such, not wrapped into range by a narrowing cast.
+inline int shard_int(std::int64_t value, const char* name) {
+  if (value < INT32_MIN || value > INT32_MAX)
+    throw std::invalid_argument(std::string("track_gen: shard_of: ") + name + " = " + std::to_string(value) +
+                                ", expected a 32-bit int");
+  return static_cast<int>(value);
+}
+
+/// tg::shard_of with Python's argument types: (first, num_envs).
+inline py::tuple shard_tuple(std::int64_t total_envs, std::int64_t world_size, std::int64_t rank, std::int64_t base) {
+  if (base < 0 || base > static_cast<std::int64_t>(UINT32_MAX))
+    throw std::invalid_argument("track_gen: shard_of: base = " + std::to_string(base) +
+                                ", expected in [0, 4294967295] (global env ids are uint32)");
+  const tg::shard s = tg::shard_of(total_envs, shard_int(world_size, "world_size"), shard_int(rank, "rank"),
+                                   static_cast<std::uint32_t>(base));
+  return py::make_tuple(s.first, s.num_envs);
+}
+
+/// track_gen.exec.errors.CaptureError (imported at module initialisation).
+inline py::handle& capture_error_type() {
+  static py::handle type;
+  return type;
+}
+
+[[noreturn]] inline void raise_python(PyObject* type, const char* what) {
+  PyErr_SetString(type, what);
+  throw py::error_already_set();
+}
+
+/// Calls `f` and turns the library's exceptions into Python ones right here: capture_error ->
+/// CaptureError, std::invalid_argument -> ValueError, std::out_of_range -> IndexError, other
+/// std::logic_error / std::runtime_error -> RuntimeError. The error is set before the C++
+/// exception leaves, so pybind11 only sees error_already_set. (It was written while a
+/// std::invalid_argument crashed the interpreter on the H200 machine; that crash came from
+/// messages built with a std::ostringstream, fixed in d37500b, not from the translation.)
+/// c10::Error passes to torch's translator.
+template <class F>
+decltype(auto) python_errors(F&& f) {
+  try {
+    return f();
+  } catch (const tg::capture_error& e) {
+    raise_python(capture_error_type().ptr(), e.what());
+  } catch (const std::invalid_argument& e) {
+    raise_python(PyExc_ValueError, e.what());
+  } catch (const std::out_of_range& e) {
+    raise_python(PyExc_IndexError, e.what());
+  } catch (const std::logic_error& e) {
+    raise_python(PyExc_RuntimeError, e.what());
+  } catch (const std::runtime_error& e) {
+    raise_python(PyExc_RuntimeError, e.what());
+  }
+}
+
+
+template <class Backend>
+class py_course {
+  using traits = backend_traits<Backend>;
+  using stream_type = typename traits::stream_type;
+  using policy_type = typename traits::policy;
+  using field_type = tg::heightfield<policy_type>;
+
+ public:
+  /// Random tracks when `user_points` is empty; otherwise user tracks: one float32 [P, 3] CPU
+  /// tensor per track (course.py converts and checks them), `user_kind` "control_points" or
+  /// "centreline", `recentre` as user_tracks::recentre.
+  py_course(const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device,
+            const std::vector<at::Tensor>& user_points, const std::string& user_kind, bool recentre)
+      : device_(static_cast<c10::DeviceIndex>(device)), where_(traits::device(device_)) {
+    const tg::track_params params = make_params(preset, num_envs, overrides);
+    typename traits::guard guard(device_);
+    const stream_type stream = traits::stream_of(std::nullopt, device_);
+    if (preset == "gate_course") {
+      // Gates sit at the anchors, not every `spacing` metres: the spacing only sizes the gate
+      // storage, which gate_course_spacing makes room for gates.max_gates gates.
+      if (!user_points.empty())
+        throw std::invalid_argument("track_gen: the gate_course preset builds random gate courses; user tracks "
+                                    "take the 'track' preset");
+      if (spacing != 0.0f)
+        throw std::invalid_argument("track_gen: gate courses place their gates at the anchors (gates.min_gates to "
+                                    "gates.max_gates per env): build them with Course.gates(params), which takes no "
+                                    "checkpoint_spacing");
+      course_ = std::make_unique<course_holder<Backend, tg::course<tg::presets::gate_course_pipeline, policy_type>>>("gate_course_pipeline", params,
+                                                                  tg::presets::gate_course_spacing(params), stream);
+    } else if (user_points.empty()) {
+      course_ = make_course<Backend>(params, spacing, stream);
+    } else {
+      course_ = make_course<Backend>(params, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
+    }
+    tensors_ = course_->tensors(where_);
+  }
+
+  /// Checks and borrows `position` ([E, 3] float32 on the course's device, contiguous) and,
+  /// when given, the boxes: `orientation` [E, 4] (x, y, z, w) and `half_extents` [E, 2] (course.py
+  /// reorders (w, x, y, z)); course::bind checks their contents (copy + sync on `stream`).
+  void bind(const at::Tensor& position, const std::optional<at::Tensor>& orientation,
+            const std::optional<at::Tensor>& half_extents, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    const float3* p = tt::positions(position, e, where_, "position");
+    if (!orientation.has_value() && !half_extents.has_value()) return course_->bind(p);
+    const float4* q = orientation.has_value() ? query_tensor<float4>(*orientation, at::kFloat, {e, 4}, where_, "orientation") : nullptr;
+    const float2* h = half_extents.has_value() ? query_tensor<float2>(*half_extents, at::kFloat, {e, 2}, where_, "half_extents") : nullptr;
+    course_->bind(p, q, h, traits::stream_of(stream, device_));
+  }
+
+  /// The course's step, then, when `passed` is given, the 0/1 columns of Course.step()'s
+  /// outputs from the bit fields in one launch: `passed` and `wrong_way` [E] int32 (progress
+  /// flags gate_passed / wrong_way), and with boxes bound `oob` [E] int32 (contact flag
+  /// out_of_bounds); the same stream, so a capture records both.
+  void step(std::optional<std::uintptr_t> stream, const std::optional<at::Tensor>& passed,
+            const std::optional<at::Tensor>& wrong_way, const std::optional<at::Tensor>& oob) {
+    typename traits::guard guard(device_);
+    const stream_type s = traits::stream_of(stream, device_);
+    course_->step(s);
+    if (!passed.has_value()) return;
+    if (!wrong_way.has_value()) throw std::invalid_argument("track_gen: step: passed given without wrong_way");
+    const std::int64_t e = course_->num_envs();
+    std::int32_t* p = query_tensor<std::int32_t>(*passed, at::kInt, {e}, where_, "passed");
+    std::int32_t* w = query_tensor<std::int32_t>(*wrong_way, at::kInt, {e}, where_, "wrong_way");
+    std::int32_t* o = oob.has_value() ? query_tensor<std::int32_t>(*oob, at::kInt, {e}, where_, "oob") : nullptr;
+    const tg::course_ref view = course_->view();
+    traits::step_bits(view.progress_data().flags, view.contacts().contact_flags, p, w, o, static_cast<int>(e), s);
+  }
+
+  /// `mask`: None (every env) or [E] int32/bool/uint8; `conditional` / `capture_mode`: how to
+  /// record when the stream is capturing (what track_gen.interop.torch.registered chose).
+  void regenerate(const std::optional<at::Tensor>& mask, bool advance, std::optional<std::uintptr_t> stream,
+                  bool conditional, int capture_mode) {
+    typename traits::guard guard(device_);
+    const tg::env_mask m = mask.has_value() ? tt::mask(*mask, course_->num_envs(), where_, "mask") : tg::env_mask{};
+    course_->set_recording({conditional, capture_mode});
+    course_->regenerate(m, advance, traits::stream_of(stream, device_));
+  }
+
+  std::uint64_t generation_launches(std::optional<std::uintptr_t> stream) const {
+    typename traits::guard guard(device_);
+    return course_->generation_launches(traits::stream_of(stream, device_));
+  }
+
+  py::dict tensors() const {
+    py::dict d;
+    for (const auto& [name, tensor] : tensors_.named()) d[name] = tensor;
+    return d;
+  }
+
+  /// References to the course's memory: the course, its tensors' deleters, and every graph
+  /// (user object) that holds it. For tests of lifetimes.
+  long owner_use_count() const { return course_->owner().use_count() - 1; }  // minus the temporary
+
+#ifdef TRACK_GEN_PYTHON_CUDA
+  /// Ties the course's memory (and the attached heightfield's: a recorded regenerate bakes it)
+  /// to the graph `stream` is capturing into (retain_capture).
+  void retain_capture(std::optional<std::uintptr_t> stream) const {
+    typename traits::guard guard(device_);
+    tt::retain_capture(traits::stream_of(stream, device_), course_->owner(), heights_owner());
+  }
+
+  /// Ties the course's memory (and the attached heightfield's) to a
+  /// torch.cuda.CUDAGraph(keep_graph=True) (interop::torch::retain).
+  void retain_graph(at::cuda::CUDAGraph& graph) const { tt::retain(graph, course_->owner(), heights_owner()); }
+#endif
+
+  // ---- heightfield (heightfield.hpp) ----
+
+  /// Allocates a heightfield of the course's E envs (`resolution` texels per side, `margin`
+  /// metres around each track's borders), attaches it to the course (baked now for every env on
+  /// the stream, then by each regenerate for the envs it regenerates) and replaces the one
+  /// attached before (whose tensors keep its memory alive while they live). Allocates: not
+  /// while capturing (capture_error).
+  void attach_heightfield(int resolution, float margin, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const stream_type s = traits::stream_of(stream, device_);
+    auto field = std::make_unique<field_type>(course_->num_envs(), resolution, margin, s);
+    course_->attach_heightfield(field.get(), s);
+    heights_tensors_ = tt::grid_tensors_of(*field, where_);
+    heights_ = std::move(field);
+  }
+
+  /// {"heights": float32 [E, R, R] (heights[e, j, i]: row j along +y), "headers": float32
+  /// [E, 4] (x0, y0, cell, inv_cell)}, over the field's memory. std::logic_error when none is
+  /// attached.
+  py::dict heightfield_tensors() const {
+    require_heightfield("heightfield_tensors");
+    py::dict d;
+    d["heights"] = heights_tensors_.texels;
+    d["headers"] = heights_tensors_.headers;
+    return d;
+  }
+
+  /// tg::sample_heights: `x`, `y`, `out` float32 [E] or [E, K] (one shape), on the device.
+  void sample_heights(const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    require_heightfield("sample_heights");
+    const std::int64_t e = course_->num_envs();
+    const std::vector<std::int64_t> shape = x.sizes().vec();
+    if (shape.empty() || shape.size() > 2 || shape[0] != e || (shape.size() == 2 && (shape[1] < 1 || shape[1] > INT32_MAX)))
+      throw std::invalid_argument("track_gen: sample_heights: x must be a float32 tensor of shape [" + std::to_string(e) +
+                                  "] or [" + std::to_string(e) + ", K] with K >= 1; got " + tt::detail::describe(x));
+    const int k = shape.size() == 2 ? static_cast<int>(shape[1]) : 1;
+    tg::sample_heights<Backend>(heights_->view(), query_tensor<float>(x, at::kFloat, shape, where_, "x"),
+                                          query_tensor<float>(y, at::kFloat, shape, where_, "y"), k,
+                                          query_tensor<float>(out, at::kFloat, shape, where_, "out"), nullptr,
+                                          traits::stream_of(stream, device_));
+  }
+
+  int num_envs() const { return course_->num_envs(); }
+  int num_samples() const { return course_->num_samples(); }
+  int max_gates() const { return course_->max_gates(); }
+  float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
+  int device() const { return device_; }
+  /// "track_pipeline" or "elevated_family_pipeline": the pipeline make_course chose.
+  std::string pipeline() const { return course_->pipeline_name(); }
+  py::dict params() const { return params_dict(course_->params()); }
+
+  // Batch queries (queries.hpp): course.py preallocates the outputs and checks every tensor;
+  // checked again here for C++ callers. Asynchronous on the stream; nothing allocated.
+  void localize(const at::Tensor& position, const at::Tensor& hints, int window, const at::Tensor& s, const at::Tensor& n,
+                const at::Tensor& vertical, const at::Tensor& curvature, const at::Tensor& heading, const at::Tensor& lost,
+                std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::localize_outputs out;
+    out.s = query_tensor<float>(s, at::kFloat, {e}, where_, "s");
+    out.n = query_tensor<float>(n, at::kFloat, {e}, where_, "n");
+    out.vertical = query_tensor<float>(vertical, at::kFloat, {e}, where_, "vertical");
+    out.curvature = query_tensor<float>(curvature, at::kFloat, {e}, where_, "curvature");
+    out.heading = query_tensor<float>(heading, at::kFloat, {e}, where_, "heading");
+    out.lost = query_tensor<std::uint8_t>(lost, at::kByte, {e}, where_, "lost");
+    tg::localize<Backend>(course_->view().batch(), tt::positions(position, e, where_, "position"),
+                                    query_tensor<int>(hints, at::kInt, {e}, where_, "hints"), window, out,
+                                    traits::stream_of(stream, device_));
+  }
+
+  void track_ahead(const at::Tensor& s, const at::Tensor& position, const at::Tensor& yaw, int count, float spacing,
+                   const at::Tensor& out, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::track_ahead<Backend>(course_->view().batch(), query_tensor<float>(s, at::kFloat, {e}, where_, "s"),
+                                       tt::positions(position, e, where_, "position"),
+                                       query_tensor<float>(yaw, at::kFloat, {e}, where_, "yaw"), count, spacing,
+                                       query_tensor<float3>(out, at::kFloat, {e, count, 3}, where_, "out"),
+                                       traits::stream_of(stream, device_));
+  }
+
+  void progress_delta(const at::Tensor& s_prev, const at::Tensor& s_now, const at::Tensor& out,
+                      std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::progress_delta<Backend>(course_->view().batch(), query_tensor<float>(s_prev, at::kFloat, {e}, where_, "s_prev"),
+                                          query_tensor<float>(s_now, at::kFloat, {e}, where_, "s_now"),
+                                          query_tensor<float>(out, at::kFloat, {e}, where_, "out"), traits::stream_of(stream, device_));
+  }
+
+  /// `mask`, `lateral`: None allowed (every env; on the centreline).
+  void spawn(const std::optional<at::Tensor>& mask, const at::Tensor& s, const std::optional<at::Tensor>& lateral,
+             const at::Tensor& position, const at::Tensor& yaw, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    const tg::env_mask m = mask.has_value() ? tt::mask(*mask, e, where_, "mask") : tg::env_mask{};
+    const float* lat = lateral.has_value() ? query_tensor<float>(*lateral, at::kFloat, {e}, where_, "lateral") : nullptr;
+    tg::spawn<Backend>(course_->view(), m, query_tensor<float>(s, at::kFloat, {e}, where_, "s"), lat,
+                                 query_tensor<float3>(position, at::kFloat, {e, 3}, where_, "position"),
+                                 query_tensor<float>(yaw, at::kFloat, {e}, where_, "yaw"), traits::stream_of(stream, device_));
+  }
+
+  /// `orientation`: (x, y, z, w) here (course.py reorders Isaac Lab's (w, x, y, z)).
+  void collide(const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+               const at::Tensor& hints, int window, const at::Tensor& flags, const at::Tensor& clearance,
+               const at::Tensor& nearest, const at::Tensor& normal, const at::Tensor& side,
+               std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::box_contact_outputs out;
+    out.flags = query_tensor<std::uint32_t>(flags, at::kInt, {e}, where_, "flags");
+    out.clearance = query_tensor<float>(clearance, at::kFloat, {e}, where_, "clearance");
+    out.nearest = query_tensor<float3>(nearest, at::kFloat, {e, 3}, where_, "nearest");
+    out.normal = query_tensor<float3>(normal, at::kFloat, {e, 3}, where_, "normal");
+    out.side = query_tensor<int>(side, at::kInt, {e}, where_, "side");
+    tg::collide_boxes<Backend>(course_->view().batch(), tt::positions(position, e, where_, "position"),
+                                         query_tensor<float4>(orientation, at::kFloat, {e, 4}, where_, "orientation"),
+                                         query_tensor<float2>(half_extents, at::kFloat, {e, 2}, where_, "half_extents"),
+                                         query_tensor<int>(hints, at::kInt, {e}, where_, "hints"), window, out,
+                                         traits::stream_of(stream, device_));
+  }
+
+  /// The agents as spheres against the gate frames near their targets (tg::collide_gate_frames):
+  /// `scope` 0 the next and previous gate, 1 every gate; flags, member and gate int32 [E], depth
+  /// and distance float32 [E], point and normal float32 [E, 3]. course.py checks the tensors.
+  void gate_frame_collision(const at::Tensor& position, float radius, float half_thickness, float half_depth, int scope,
+                            const at::Tensor& flags, const at::Tensor& depth, const at::Tensor& distance,
+                            const at::Tensor& point, const at::Tensor& normal, const at::Tensor& member,
+                            const at::Tensor& gate, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::gate_frame_outputs out;
+    out.flags = query_tensor<std::uint32_t>(flags, at::kInt, {e}, where_, "flags");
+    out.depth = query_tensor<float>(depth, at::kFloat, {e}, where_, "depth");
+    out.distance = query_tensor<float>(distance, at::kFloat, {e}, where_, "distance");
+    out.point = query_tensor<float3>(point, at::kFloat, {e, 3}, where_, "point");
+    out.normal = query_tensor<float3>(normal, at::kFloat, {e, 3}, where_, "normal");
+    out.member = query_tensor<int>(member, at::kInt, {e}, where_, "member");
+    out.gate = query_tensor<int>(gate, at::kInt, {e}, where_, "gate");
+    tg::collide_gate_frames<Backend>(course_->view(), tt::positions(position, e, where_, "position"), radius,
+                                               tg::gate_frame{half_thickness, half_depth},
+                                               static_cast<tg::gate_scope>(scope), out, traits::stream_of(stream, device_));
+  }
+
+  void speed_profile(float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out,
+                     std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    tg::speed_profile<Backend>(
+        course_->view().batch(), tg::speed_limits{a_lat_max, a_accel, a_brake, v_cap},
+        query_tensor<float>(out, at::kFloat, {course_->num_envs(), course_->num_samples()}, where_, "out"),
+        traits::stream_of(stream, device_));
+  }
+
+  /// `side`: 0 left, 1 right.
+  void cones(int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count,
+             std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::border_cones<Backend>(course_->view().batch(), static_cast<tg::border_side>(side), spacing, capacity,
+                                        query_tensor<float3>(out, at::kFloat, {e, capacity, 3}, where_, "out"),
+                                        query_tensor<int>(count, at::kInt, {e}, where_, "count"), traits::stream_of(stream, device_));
+  }
+
+ private:
+  std::shared_ptr<const void> heights_owner() const { return heights_ != nullptr ? heights_->owner() : nullptr; }
+  void require_heightfield(const char* fn) const {
+    if (heights_ == nullptr)
+      throw std::logic_error(std::string("track_gen: ") + fn + ": no heightfield is attached (call attach_heightfield first)");
+  }
+
+  c10::DeviceIndex device_;
+  at::Device where_;  ///< the course's device: cuda:device_, or the CPU
+  std::unique_ptr<any_course<Backend>> course_;
+  tt::course_tensors tensors_;
+  std::unique_ptr<field_type> heights_;  ///< the attached heightfield (attach_heightfield), or null
+  tt::grid_tensors heights_tensors_;            ///< its texels and headers as tensors
+};
+
+
+/// Binds py_course<Backend> as `name` in `m`: the same methods for both backends (retain_capture
+/// and retain_graph for CUDA only: a CPU course has no graphs).
+template <class Backend>
+void bind_course(py::module_& m, const char* name, const char* doc) {
+  using course_type = py_course<Backend>;
+  using opt_stream = std::optional<std::uintptr_t>;
+  py::class_<course_type> cls(m, name, doc);
+  cls
+      .def(py::init([](const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device,
+                       const std::vector<at::Tensor>& tracks, const std::string& kind, bool recentre) {
+             return python_errors([&] {
+               return std::make_unique<course_type>(preset, num_envs, overrides, spacing, device, tracks, kind, recentre);
+             });
+           }),
+           py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"),
+           py::arg("tracks") = std::vector<at::Tensor>{}, py::arg("kind") = "control_points", py::arg("recentre") = false)
+      .def("bind",
+           [](course_type& c, const at::Tensor& t, const std::optional<at::Tensor>& q, const std::optional<at::Tensor>& h,
+              opt_stream s) { python_errors([&] { c.bind(t, q, h, s); }); },
+           py::arg("position"), py::arg("orientation") = py::none(), py::arg("half_extents") = py::none(),
+           py::arg("stream") = py::none())
+      .def(
+          "step",
+          [](course_type& c, opt_stream s, const std::optional<at::Tensor>& passed, const std::optional<at::Tensor>& wrong_way,
+             const std::optional<at::Tensor>& oob) { python_errors([&] { c.step(s, passed, wrong_way, oob); }); },
+          py::arg("stream") = py::none(), py::arg("passed") = py::none(), py::arg("wrong_way") = py::none(),
+          py::arg("oob") = py::none())
+      .def("regenerate",
+           [](course_type& c, const std::optional<at::Tensor>& mask, bool advance, opt_stream s, bool conditional, int mode) {
+             python_errors([&] { c.regenerate(mask, advance, s, conditional, mode); });
+           },
+           py::arg("mask"), py::arg("advance"), py::arg("stream"), py::arg("conditional"), py::arg("capture_mode"))
+      .def("generation_launches", [](const course_type& c, opt_stream s) { return python_errors([&] { return c.generation_launches(s); }); },
+           py::arg("stream") = py::none())
+      .def("tensors", [](const course_type& c) { return python_errors([&] { return c.tensors(); }); })
+      .def("owner_use_count", &course_type::owner_use_count)
+      .def_property_readonly("num_envs", &course_type::num_envs)
+      .def_property_readonly("num_samples", &course_type::num_samples)
+      .def_property_readonly("max_gates", &course_type::max_gates)
+      .def_property_readonly("checkpoint_spacing", &course_type::checkpoint_spacing)
+      .def_property_readonly("device", &course_type::device)
+      .def("params", &course_type::params)
+      .def_property_readonly("pipeline", &course_type::pipeline)
+      .def("localize",
+           [](course_type& c, const at::Tensor& position, const at::Tensor& hints, int window, const at::Tensor& s,
+              const at::Tensor& n, const at::Tensor& vertical, const at::Tensor& curvature, const at::Tensor& heading,
+              const at::Tensor& lost, opt_stream st) {
+             python_errors([&] { c.localize(position, hints, window, s, n, vertical, curvature, heading, lost, st); });
+           },
+           py::arg("position"), py::arg("hints"), py::arg("window"), py::arg("s"), py::arg("n"), py::arg("vertical"),
+           py::arg("curvature"), py::arg("heading"), py::arg("lost"), py::arg("stream") = py::none())
+      .def("track_ahead",
+           [](course_type& c, const at::Tensor& s, const at::Tensor& position, const at::Tensor& yaw, int count, float spacing,
+              const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.track_ahead(s, position, yaw, count, spacing, out, st); });
+           },
+           py::arg("s"), py::arg("position"), py::arg("yaw"), py::arg("count"), py::arg("spacing"), py::arg("out"),
+           py::arg("stream") = py::none())
+      .def("progress_delta",
+           [](course_type& c, const at::Tensor& s_prev, const at::Tensor& s_now, const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.progress_delta(s_prev, s_now, out, st); });
+           },
+           py::arg("s_prev"), py::arg("s_now"), py::arg("out"), py::arg("stream") = py::none())
+      .def("spawn",
+           [](course_type& c, const std::optional<at::Tensor>& mask, const at::Tensor& s, const std::optional<at::Tensor>& lateral,
+              const at::Tensor& position, const at::Tensor& yaw, opt_stream st) {
+             python_errors([&] { c.spawn(mask, s, lateral, position, yaw, st); });
+           },
+           py::arg("mask"), py::arg("s"), py::arg("lateral"), py::arg("position"), py::arg("yaw"), py::arg("stream") = py::none())
+      .def("collide",
+           [](course_type& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+              const at::Tensor& hints, int window, const at::Tensor& flags, const at::Tensor& clearance,
+              const at::Tensor& nearest, const at::Tensor& normal, const at::Tensor& side, opt_stream st) {
+             python_errors([&] {
+               c.collide(position, orientation, half_extents, hints, window, flags, clearance, nearest, normal, side, st);
+             });
+           },
+           py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("hints"), py::arg("window"),
+           py::arg("flags"), py::arg("clearance"), py::arg("nearest"), py::arg("normal"), py::arg("side"),
+           py::arg("stream") = py::none())
+      .def("gate_frame_collision",
+           [](course_type& c, const at::Tensor& position, float radius, float half_thickness, float half_depth, int scope,
+              const at::Tensor& flags, const at::Tensor& depth, const at::Tensor& distance, const at::Tensor& point,
+              const at::Tensor& normal, const at::Tensor& member, const at::Tensor& gate, opt_stream st) {
+             python_errors([&] {
+               c.gate_frame_collision(position, radius, half_thickness, half_depth, scope, flags, depth, distance, point,
+                                      normal, member, gate, st);
+             });
+           },
+           py::arg("position"), py::arg("radius"), py::arg("half_thickness"), py::arg("half_depth"), py::arg("scope"),
+           py::arg("flags"), py::arg("depth"), py::arg("distance"), py::arg("point"), py::arg("normal"),
+           py::arg("member"), py::arg("gate"), py::arg("stream") = py::none())
+      .def("speed_profile",
+           [](course_type& c, float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.speed_profile(a_lat_max, a_accel, a_brake, v_cap, out, st); });
+           },
+           py::arg("a_lat_max"), py::arg("a_accel"), py::arg("a_brake"), py::arg("v_cap"), py::arg("out"),
+           py::arg("stream") = py::none())
+      .def("cones",
+           [](course_type& c, int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count, opt_stream st) {
+             python_errors([&] { c.cones(side, spacing, capacity, out, count, st); });
+           },
+           py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("out"), py::arg("count"),
+           py::arg("stream") = py::none())
+      .def("attach_heightfield",
+           [](course_type& c, int resolution, float margin, opt_stream st) {
+             python_errors([&] { c.attach_heightfield(resolution, margin, st); });
+           },
+           py::arg("resolution"), py::arg("margin"), py::arg("stream") = py::none())
+      .def("heightfield_tensors", [](const course_type& c) { return python_errors([&] { return c.heightfield_tensors(); }); })
+      .def("sample_heights",
+           [](course_type& c, const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, opt_stream st) {
+             python_errors([&] { c.sample_heights(x, y, out, st); });
+           },
+           py::arg("x"), py::arg("y"), py::arg("out"), py::arg("stream") = py::none());
+#ifdef TRACK_GEN_PYTHON_CUDA
+  if constexpr (std::is_same_v<Backend, tg::backend::cuda>) {
+    cls.def("retain_capture", [](const course_type& c, opt_stream s) { python_errors([&] { c.retain_capture(s); }); },
+            py::arg("stream") = py::none())
+        .def("retain_graph", [](const course_type& c, at::cuda::CUDAGraph& g) { python_errors([&] { c.retain_graph(g); }); },
+             py::arg("graph"));
+  }
+#endif
+}
+
+/// The module's functions that do not depend on the backend (field tables, bit names, sharding,
+/// preset parameters), and the CaptureError translation.
+inline void bind_common(py::module_& m) {
+  // tg::capture_error -> track_gen.exec.errors.CaptureError (the Python class, so that one
+  // `except CaptureError` catches both the Python and the C++ checks); see python_errors.
+  capture_error_type() = py::object(py::module_::import("track_gen.exec.errors").attr("CaptureError")).release();
+
+  // The field tables (detail/fields.hpp): the Python names of Course.tracks and Course.progress.
+  auto fields = [](const auto& table) {
+    py::list out;
+    for (const tg::detail::field_info& f : table) out.append(py::make_tuple(f.name, f.description));
+    return out;
+  };
+  m.def("track_fields", [fields] { return fields(tg::detail::track_fields); },
+        "(name, description) of every track array, in table order (Course.tracks)");
+  m.def("progress_fields", [fields] { return fields(tg::detail::progress_fields); },
+        "(name, description) of every progress array, in table order (Course.progress)");
+  m.def("contact_fields", [fields] { return fields(tg::detail::contact_fields); },
+        "(name, description) of every box contact array, in table order (Course.step().contacts)");
+  m.def("status_bits", [] {
+    py::dict d;
+#define TG_STATUS(name) d[#name] = tg::status::name;
+    TG_STATUS(valid) TG_STATUS(fallback) TG_STATUS(invalid_input) TG_STATUS(user_track) TG_STATUS(fail_not_finite)
+    TG_STATUS(fail_length) TG_STATUS(fail_curvature) TG_STATUS(fail_clearance) TG_STATUS(fail_spacing)
+    TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin) TG_STATUS(fail_grade) TG_STATUS(fail_gates)
+#undef TG_STATUS
+    return d;
+  }, "The status bits of tracks.status (status.hpp), by name");
+  m.def("progress_flag_bits", [] {
+    py::dict d;
+#define TG_FLAG(name) d[#name] = tg::progress_flags::name;
+    TG_FLAG(has_last) TG_FLAG(off_track) TG_FLAG(wrong_way) TG_FLAG(gate_passed) TG_FLAG(lap_completed)
+    TG_FLAG(full_search) TG_FLAG(invalid_position)
+#undef TG_FLAG
+    return d;
+  }, "The bits of progress.flags (status.hpp progress_flags), by name");
+  m.def(
+      "shard_of",
+      [](std::int64_t total_envs, std::int64_t world_size, std::int64_t rank, std::int64_t base) {
+        return python_errors([&] { return shard_tuple(total_envs, world_size, rank, base); });
+      },
+      py::arg("total_envs"), py::arg("world_size"), py::arg("rank"), py::arg("base") = 0,
+      "(first, num_envs) of rank `rank`'s shard (track_gen::shard_of, shard.hpp); ValueError with the C++ "
+      "message on bad arguments. Host only.");
+  m.def(
+      "preset_params",
+      [](const std::string& preset, int num_envs, const py::dict& overrides) {
+        return python_errors([&] { return params_dict(make_params(preset, num_envs, overrides)); });
+      },
+      py::arg("preset"), py::arg("num_envs"), py::arg("overrides"),
+      "Every parameter of a preset with overrides applied (no range check: construction checks)");
+}
+
+}  // namespace track_gen_python

@@ -1,0 +1,93 @@
+"""Courses on the CPU (``device="cpu"``: the C++ host backend behind the same Python API): what
+differs from a CUDA course (no streams, CPU tensors), what must not (masked regeneration leaves
+other envs bit for bit, the same seed gives the same tracks, tensors keep the memory alive), and,
+on a GPU machine, the same tracks as the CUDA backend."""
+import gc
+
+import pytest
+import torch
+
+from track_gen.course import Course, status_bits
+from track_gen.pipeline import presets
+
+
+def cpu_course(num_envs=16, seed=3, **overrides):
+    return Course.track(presets.track(num_envs, device="cpu", seed=seed, **overrides), checkpoint_spacing=0.6)
+
+
+@pytest.mark.cpu
+def test_a_cpu_course_has_cpu_tensors_and_valid_tracks():
+    course = cpu_course()
+    assert course.device == "cpu" and course.pipeline == "track_pipeline"
+    t = course.tracks
+    assert t.position.device.type == "cpu" and t.position.shape == (16, course.num_samples, 3)
+    valid = status_bits()["valid"]
+    assert ((t.status & valid) != 0).all()
+    # Independent check of each track: the length is the closed polyline's (the samples are
+    # equally spaced in arc length along the spline, so the chords sum to it within 0.1 %).
+    p = t.position.double()
+    chords = (torch.roll(p, -1, dims=1) - p).norm(dim=-1).sum(dim=1)
+    assert ((chords - t.length.double()).abs() / t.length.double()).max() < 1e-3
+    assert ((t.length >= 10.0) & (t.length <= 60.0)).all()  # the track preset's validate range
+
+
+@pytest.mark.cpu
+def test_masked_regeneration_and_determinism():
+    a, b = cpu_course(seed=11), cpu_course(seed=11)
+    assert torch.equal(a.tracks.position, b.tracks.position)  # the same seed, the same tracks
+    before = a.tracks.position.clone()
+    mask = torch.zeros(16, dtype=torch.bool)
+    mask[[2, 9]] = True
+    a.regenerate(mask=mask, advance=True)
+    keep = ~mask
+    assert torch.equal(a.tracks.position[keep], before[keep])                 # others bit for bit
+    assert not torch.equal(a.tracks.position[2], before[2])                   # a new episode's track
+    assert a.tracks.episode[mask].tolist() == [1, 1] and (a.tracks.episode[keep] == 0).all()
+    again = a.tracks.position.clone()
+    a.regenerate(mask=mask, advance=False)                                    # the same episode again
+    assert torch.equal(a.tracks.position, again)
+
+
+@pytest.mark.cpu
+def test_cpu_courses_take_no_stream_and_name_the_device():
+    course = cpu_course(4)
+    course.bind(position=torch.zeros(4, 3))
+    with pytest.raises(ValueError, match="takes no stream"):
+        course.step(stream=1234)
+    with pytest.raises(ValueError, match="position.*on cpu"):
+        course.localize(position=torch.zeros(4, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="num_samples"):
+        Course.track(presets.track(4, device="cpu", num_samples=3))
+
+
+@pytest.mark.cpu
+def test_tensors_outlive_the_course():
+    course = cpu_course(4)
+    lengths = course.tracks.length
+    want = lengths.clone()
+    del course
+    gc.collect()
+    assert torch.equal(lengths, want)  # anchored ownership: the tensor holds the memory
+
+
+@pytest.mark.cpu
+def test_gate_courses_on_the_cpu():
+    course = Course.gates(presets.gate_course(8, device="cpu", seed=5))
+    n = course.tracks.num_gates
+    assert ((n >= 6) & (n <= 12)).all()  # the preset's gates.min_gates / max_gates
+    centres = course.tracks.gate_centre
+    for e in range(8):
+        g = centres[e, : int(n[e])].double()
+        d = (g.unsqueeze(0) - g.unsqueeze(1)).norm(dim=-1) + torch.eye(int(n[e]), dtype=torch.float64) * 1e9
+        assert d.min() >= 3.0 - 1e-3  # gates.min_spacing
+
+
+@pytest.mark.gpu
+def test_cpu_and_cuda_courses_build_the_same_tracks():
+    cpu = cpu_course(64, seed=21)
+    gpu = Course.track(presets.track(64, device="cuda:0", seed=21), checkpoint_spacing=0.6)
+    torch.cuda.synchronize()
+    assert torch.equal(cpu.tracks.status, gpu.tracks.status.cpu())
+    assert torch.equal(cpu.tracks.num_gates, gpu.tracks.num_gates.cpu())
+    # Float rounding differs between the backends' compilers (FMA contraction, libm): metres.
+    assert (cpu.tracks.position - gpu.tracks.position.cpu()).abs().max() < 1e-3
