@@ -14,19 +14,36 @@ Environment:
     TRACK_GEN_INCLUDE_DIR  the C++ headers (default: <repo>/include)
     RANDOM123_INCLUDE_DIR  directory holding Random123/philox.h (default: <repo>/.deps/usr/include
                            when present, else /usr/include)
-    TORCH_CUDA_ARCH_LIST   GPU architectures (default "9.0": sm_90, the H200)
+    TORCH_CUDA_ARCH_LIST   GPU architectures ("8.6;9.0"); when unset, from CUDAARCHS (CMake's
+                           form, "86;90", suffixes -real/-virtual dropped), else torch's default:
+                           the architectures of the GPUs visible at build time
     MAX_JOBS               parallel compile jobs of torch's ninja build
 """
 import os
+import re
 from pathlib import Path
 
 from setuptools import setup
 
 here = Path(__file__).resolve().parent
 repo = here.parent
-os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
 
-import torch  # noqa: E402 - after the arch default
+
+def arch_list_from_cudaarchs(value: str) -> str:
+    """CMake's CUDAARCHS ("86;90-real") as torch's TORCH_CUDA_ARCH_LIST ("8.6;9.0")."""
+    archs = []
+    for item in value.replace(",", ";").split(";"):
+        m = re.fullmatch(r"(\d+)(\d)([af]?)", item.strip().split("-")[0])
+        if m is None:
+            raise RuntimeError(f"track_gen setup: CUDAARCHS entry {item!r} is not an architecture like 90, 90a or 86-real")
+        archs.append(f"{m.group(1)}.{m.group(2)}{m.group(3)}")
+    return ";".join(archs)
+
+
+if "TORCH_CUDA_ARCH_LIST" not in os.environ and os.environ.get("CUDAARCHS", "").strip():
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list_from_cudaarchs(os.environ["CUDAARCHS"])
+
+import torch  # noqa: E402 - after the arch list
 from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension  # noqa: E402
 
 
