@@ -176,13 +176,17 @@ class course_holder final : public any_course<Backend> {
 };
 
 /// A course of `Backend` over `params` with the pipeline it needs; `args` after the params as
-/// course's own.
+/// course's own. `variants` (null: none) must fit the track pipeline too for it to be chosen.
 template <class Backend, class... Args>
-std::unique_ptr<any_course<Backend>> make_course(const tg::track_params& params, Args&&... args) {
+std::unique_ptr<any_course<Backend>> make_course(const tg::track_params& params, const tg::track_variants* variants,
+                                                 Args&&... args) {
   using policy = typename backend_traits<Backend>::policy;
   using fast_course = tg::course<tg::presets::track_pipeline, policy>;
   using family_course = tg::course<tg::presets::elevated_family_pipeline, policy>;
-  if (track_pipeline_suffices(params))
+  bool suffices = track_pipeline_suffices(params);
+  if (variants != nullptr)
+    for (const tg::track_params& v : variants->variants) suffices = suffices && track_pipeline_suffices(v);
+  if (suffices)
     return std::make_unique<course_holder<Backend, fast_course>>("track_pipeline", params, std::forward<Args>(args)...);
   return std::make_unique<course_holder<Backend, family_course>>("elevated_family_pipeline", params,
                                                                  std::forward<Args>(args)...);
@@ -272,6 +276,8 @@ inline tg::elevation_kind elevation_kind_of(const std::string& name) {
                               "' is not an elevation profile; expected one of 'flat', 'uniform', 'random_walk', 'harmonics'");
 }
 
+inline void apply_overrides(tg::track_params& p, const py::dict& overrides);
+
 /// track_params of `preset` ("track", "drone_track", "elevated_drone_track" or "gate_course") for `num_envs`, then `overrides`
 /// ({"name": value}, names as above). The library checks the ranges at construction.
 inline tg::track_params make_params(const std::string& preset, int num_envs, const py::dict& overrides) {
@@ -288,6 +294,12 @@ inline tg::track_params make_params(const std::string& preset, int num_envs, con
     throw std::invalid_argument("track_gen: unknown preset '" + preset +
                                 "'; expected 'track', 'drone_track', 'elevated_drone_track' or 'gate_course'");
   }
+  apply_overrides(p, overrides);
+  return p;
+}
+
+/// `overrides` ({"name": value}, names as make_params) applied to `p`.
+inline void apply_overrides(tg::track_params& p, const py::dict& overrides) {
   for (const auto& item : overrides) {
     const std::string name = py::cast<std::string>(item.first);
     const py::handle value = item.second;
@@ -325,7 +337,6 @@ inline tg::track_params make_params(const std::string& preset, int num_envs, con
     }
     if (!found) throw std::invalid_argument("track_gen: unknown track parameter '" + name + "'; valid: " + valid_names());
   }
-  return p;
 }
 
 /// Current values of every parameter (for TrackParams.resolved()).
@@ -453,11 +464,26 @@ class py_course {
  public:
   /// Random tracks when `user_points` is empty; otherwise user tracks: one float32 [P, 3] CPU
   /// tensor per track (course.py converts and checks them), `user_kind` "control_points" or
-  /// "centreline", `recentre` as user_tracks::recentre.
+  /// "centreline", `recentre` as user_tracks::recentre. `variants` (random tracks only): per-env
+  /// parameter sets (track_variants), each the batch's parameters with its own overrides on top;
+  /// env e uses variants[env_variant[e]].
   py_course(const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device,
-            const std::vector<at::Tensor>& user_points, const std::string& user_kind, bool recentre)
+            const std::vector<at::Tensor>& user_points, const std::string& user_kind, bool recentre,
+            const std::vector<py::dict>& variants, const std::vector<int>& env_variant)
       : device_(static_cast<c10::DeviceIndex>(device)), where_(traits::device(device_)) {
     const tg::track_params params = make_params(preset, num_envs, overrides);
+    if (variants.empty() != env_variant.empty())
+      throw std::invalid_argument("track_gen: variants and env_variant go together: give both or neither");
+    if (!variants.empty() && (preset == "gate_course" || !user_points.empty()))
+      throw std::invalid_argument("track_gen: variants are per-env parameters of random tracks (not of user tracks "
+                                  "or gate courses)");
+    tg::track_variants per_env;
+    for (const py::dict& v : variants) {
+      tg::track_params p = params;
+      apply_overrides(p, v);
+      per_env.variants.push_back(p);
+    }
+    per_env.env_variant = env_variant;
     typename traits::guard guard(device_);
     const stream_type stream = traits::stream_of(std::nullopt, device_);
     if (preset == "gate_course") {
@@ -472,10 +498,12 @@ class py_course {
                                     "checkpoint_spacing");
       course_ = std::make_unique<course_holder<Backend, tg::course<tg::presets::gate_course_pipeline, policy_type>>>("gate_course_pipeline", params,
                                                                   tg::presets::gate_course_spacing(params), stream);
+    } else if (!variants.empty()) {
+      course_ = make_course<Backend>(params, &per_env, spacing, per_env, stream);
     } else if (user_points.empty()) {
-      course_ = make_course<Backend>(params, spacing, stream);
+      course_ = make_course<Backend>(params, nullptr, spacing, stream);
     } else {
-      course_ = make_course<Backend>(params, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
+      course_ = make_course<Backend>(params, nullptr, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
     }
     tensors_ = course_->tensors(where_);
   }
@@ -740,13 +768,16 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
   py::class_<course_type> cls(m, name, doc);
   cls
       .def(py::init([](const std::string& preset, int num_envs, const py::dict& overrides, float spacing, int device,
-                       const std::vector<at::Tensor>& tracks, const std::string& kind, bool recentre) {
+                       const std::vector<at::Tensor>& tracks, const std::string& kind, bool recentre,
+                       const std::vector<py::dict>& variants, const std::vector<int>& env_variant) {
              return python_errors([&] {
-               return std::make_unique<course_type>(preset, num_envs, overrides, spacing, device, tracks, kind, recentre);
+               return std::make_unique<course_type>(preset, num_envs, overrides, spacing, device, tracks, kind, recentre,
+                                                    variants, env_variant);
              });
            }),
            py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"),
-           py::arg("tracks") = std::vector<at::Tensor>{}, py::arg("kind") = "control_points", py::arg("recentre") = false)
+           py::arg("tracks") = std::vector<at::Tensor>{}, py::arg("kind") = "control_points", py::arg("recentre") = false,
+           py::arg("variants") = std::vector<py::dict>{}, py::arg("env_variant") = std::vector<int>{})
       .def("bind",
            [](course_type& c, const at::Tensor& t, const std::optional<at::Tensor>& q, const std::optional<at::Tensor>& h,
               opt_stream s) { python_errors([&] { c.bind(t, q, h, s); }); },

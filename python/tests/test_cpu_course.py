@@ -91,3 +91,31 @@ def test_cpu_and_cuda_courses_build_the_same_tracks():
     assert torch.equal(cpu.tracks.num_gates, gpu.tracks.num_gates.cpu())
     # Float rounding differs between the backends' compilers (FMA contraction, libm): metres.
     assert (cpu.tracks.position - gpu.tracks.position.cpu()).abs().max() < 1e-3
+
+
+@pytest.mark.cpu
+def test_track_variants_give_each_env_its_own_parameters():
+    """Per-env parameter sets: envs of variant k are bit for bit the envs of a batch built with
+    variant k's parameters alone (C++ track_variants), and the variants really differ."""
+    E = 12
+    wide = {"polar": {"radius_min": 8.0, "radius_max": 11.0}, "validate": {"length_max": 90.0}}
+    env_variant = [0, 1, 1, 0, 2, 1, 0, 2, 2, 1, 0, 1]
+    variants = [{}, wide, {"half_width": 0.5}]
+    params = presets.track(E, device="cpu", seed=4)
+    mixed = Course.track(params, variants=variants, env_variant=env_variant)
+    for k, v in enumerate(variants):
+        alone = Course.track(params.replace(**v))
+        envs = [e for e in range(E) if env_variant[e] == k]
+        for name in ("position", "half_widths", "length", "status", "num_gates"):
+            assert torch.equal(getattr(mixed.tracks, name)[envs], getattr(alone.tracks, name)[envs]), (k, name)
+    wide_envs = torch.tensor(env_variant) == 1
+    assert mixed.tracks.length[wide_envs].min() > mixed.tracks.length[~wide_envs].max()  # radii 8-11 m vs 4-7 m
+    assert (mixed.tracks.half_widths[torch.tensor(env_variant) == 2] == 0.5).all()
+    with pytest.raises(ValueError, match=r"env_variant\[4\] = 3 is not a variant index in \[0, 2\]"):
+        Course.track(params, variants=variants, env_variant=[0, 1, 1, 0, 3] + [0] * 7)
+    with pytest.raises(ValueError, match="batch-wide"):
+        Course.track(params, variants=[{"seed": 1}], env_variant=[0] * E)
+    with pytest.raises(ValueError, match="give both or neither"):
+        Course.track(params, variants=variants)
+    with pytest.raises(ValueError, match="radius_min"):  # a variant's range error names the parameter
+        Course.track(params, variants=[{"polar": {"radius_min": -1.0}}], env_variant=[0] * E)

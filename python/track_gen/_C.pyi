@@ -30,10 +30,13 @@ class _CourseBase:
         tracks: Sequence[torch.Tensor] = ...,
         kind: str = "control_points",
         recentre: bool = False,
+        variants: Sequence[Dict[str, object]] = ...,
+        env_variant: Sequence[int] = ...,
     ) -> None:
         """Allocates and generates every env's track (synchronous). ``tracks``: float32 [P, 3]
         CPU tensors (user tracks); ``preset`` one of track, drone_track, elevated_drone_track,
-        gate_course (then ``checkpoint_spacing`` must be 0)."""
+        gate_course (then ``checkpoint_spacing`` must be 0); ``variants`` (flat override dicts) and
+        ``env_variant`` ([E] indices) give per-env parameters (C++ track_variants)."""
     def bind(
         self,
         position: torch.Tensor,

@@ -28,7 +28,7 @@ CPU tensors, ``stream`` must be None and there are no graphs to record into.
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Optional
+from typing import Mapping, NamedTuple, Optional, Sequence
 
 from .exec import recording
 from .pipeline.presets import TrackParams
@@ -203,6 +203,43 @@ def _user_points(tracks) -> list:
     return [as_points(t, f"tracks[{i}]") for i, t in enumerate(items)]
 
 
+_BATCH_WIDE = ("seed", "env_offset", "num_samples", "gate_half_height")
+
+
+def _variants(variants, env_variant, num_envs: int):
+    """([flat override dicts], [E] ints) for the extension from Course.track's arguments, or
+    ([], []); ValueError / TypeError naming what is wrong."""
+    from .pipeline.presets import _flatten  # noqa: PLC0415
+
+    if variants is None and env_variant is None:
+        return [], []
+    if variants is None or env_variant is None:
+        raise ValueError("track_gen: variants and env_variant go together: give both or neither")
+    if isinstance(variants, Mapping) or not isinstance(variants, Sequence) or len(variants) == 0:
+        raise TypeError(f"track_gen: variants must be a non-empty list of override dicts, got {variants!r}")
+    flat = []
+    for i, v in enumerate(variants):
+        if not isinstance(v, Mapping):
+            raise TypeError(f"track_gen: variants[{i}] must be a dict of overrides, got {type(v).__name__}")
+        f = _flatten(v)
+        fixed = [k for k in f if k in _BATCH_WIDE]
+        if fixed:
+            raise ValueError(f"track_gen: variants[{i}] sets {fixed}: batch-wide parameters are the batch's "
+                             f"(set them in the preset call); a variant may change every other parameter")
+        flat.append(f)
+    try:
+        ids = [int(x) for x in (env_variant.tolist() if hasattr(env_variant, "tolist") else env_variant)]
+    except (TypeError, ValueError):
+        raise TypeError(f"track_gen: env_variant must be a sequence of {num_envs} ints") from None
+    if len(ids) != num_envs:
+        raise ValueError(f"track_gen: env_variant has {len(ids)} entries; expected one per env ({num_envs})")
+    bad = [e for e, k in enumerate(ids) if not 0 <= k < len(flat)]
+    if bad:
+        raise ValueError(f"track_gen: env_variant[{bad[0]}] = {ids[bad[0]]} is not a variant index in "
+                         f"[0, {len(flat) - 1}]")
+    return flat, ids
+
+
 def _torch_view(t):
     """``t`` as a torch tensor: itself when it is one (or None, or no array at all), else a
     zero-copy view through ``torch.from_dlpack`` of any array that speaks DLPack (``__dlpack__``:
@@ -252,7 +289,7 @@ class Course:
     """
 
     def __init__(self, params: TrackParams, checkpoint_spacing: float = 0.6, tracks=None,
-                 kind: str = "control_points", recentre: bool = False):
+                 kind: str = "control_points", recentre: bool = False, variants=None, env_variant=None):
         """Allocates the course and generates every env's track (episode 0) on torch's current
         stream of ``params.device`` (on the CPU: now, on the calling thread).
 
@@ -262,6 +299,7 @@ class Course:
                 gets floor(L / spacing) gates.
             tracks: ``None`` (random tracks) or user tracks, see :meth:`from_tracks`.
             kind, recentre: how ``tracks`` are read, see :meth:`from_tracks`.
+            variants, env_variant: per-env parameter sets, see :meth:`track`.
         Raises:
             TypeError: ``params`` is not a TrackParams.
             ValueError: a parameter out of range (the message names it and its range), or bad
@@ -279,6 +317,7 @@ class Course:
         if not isinstance(recentre, bool):
             raise TypeError(f"recentre must be a bool, got {type(recentre).__name__} {recentre!r}")
         user = [] if tracks is None else _user_points(tracks)
+        flat_variants, env_variant = _variants(variants, env_variant, params.num_envs)
         from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
         ext = _extension()
         if params.is_cpu:
@@ -292,7 +331,8 @@ class Course:
                 "and the CUDA toolkit: pip install --no-build-isolation ./python")
         self.params = params  #: the TrackParams it was built from
         self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
-                               float(checkpoint_spacing), params.device_index, user, kind, recentre)
+                               float(checkpoint_spacing), params.device_index, user, kind, recentre,
+                               flat_variants, env_variant)
         #: environments E, samples per track N, gate slots per track G, gate spacing [m], device
         self.num_envs = int(self._impl.num_envs)
         self.num_samples = int(self._impl.num_samples)
@@ -309,11 +349,21 @@ class Course:
         self._boxes = None
 
     @classmethod
-    def track(cls, params: TrackParams, checkpoint_spacing: float = 0.6) -> "Course":
+    def track(cls, params: TrackParams, checkpoint_spacing: float = 0.6, variants=None,
+              env_variant=None) -> "Course":
         """A course of the ``track`` pipeline (random polar control points, bounded repulsion,
         centripetal Catmull-Rom spline, arc-length resampling, frames, gates, validation with
-        retries and a fallback ellipse) built from ``params``. See ``__init__``."""
-        return cls(params, checkpoint_spacing)
+        retries and a fallback ellipse) built from ``params``. See ``__init__``.
+
+        Per-env parameters (curriculum levels, mixed difficulties; C++ ``track_variants``):
+        ``variants`` a list of override dicts (the preset functions' names, e.g.
+        ``{"polar": {"radius_max": 9.0}}``), each applied on top of ``params``; ``env_variant`` an
+        ``[E]`` sequence of ints (list, NumPy or CPU tensor) choosing each env's variant. An env's
+        track depends only on its own variant: envs of one variant are the same, bit for bit, as
+        in a batch built with that variant's parameters alone. Batch-wide parameters (seed,
+        env_offset, num_samples, gate_half_height) cannot vary: ValueError.
+        """
+        return cls(params, checkpoint_spacing, variants=variants, env_variant=env_variant)
 
     @classmethod
     def gates(cls, params: TrackParams) -> "Course":
