@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Batch queries: the per-env runtime utilities (localizer.hpp, observations.hpp, spawn.hpp,
-/// collision.hpp, gate_collision.hpp, speed_profile.hpp, props.hpp, heightfield.hpp) applied to
+/// collision.hpp, sdf.hpp, gate_collision.hpp, speed_profile.hpp, props.hpp, heightfield.hpp) applied to
 /// every env of a batch at once, with `[E]`-shaped inputs and outputs, for host code that does
 /// not write its own kernel (the C++ user's step loop, the Python extension).
 ///
@@ -34,6 +34,7 @@
 #include <track_gen/collision.hpp>
 #include <track_gen/course_ref.hpp>
 #include <track_gen/detail/config.hpp>
+#include <track_gen/detail/host_checks.hpp>
 #include <track_gen/detail/ops.hpp>
 #include <track_gen/env_mask.hpp>
 #include <track_gen/gate_collision.hpp>
@@ -42,6 +43,7 @@
 #include <track_gen/observations.hpp>
 #include <track_gen/policy.hpp>
 #include <track_gen/props.hpp>
+#include <track_gen/sdf.hpp>
 #include <track_gen/spawn.hpp>
 #include <track_gen/speed_profile.hpp>
 #include <track_gen/track_batch.hpp>
@@ -73,6 +75,16 @@ struct box_contact_outputs {
   float3* nearest = nullptr;       ///< border point facing the critical corner [m], track frame
   float3* normal = nullptr;        ///< unit inward normal there
   int* side = nullptr;             ///< which border: 0 left, 1 right (border_side)
+};
+
+/// Outputs of collide_box_discs(), each `[E]` in the backend's memory; any may be null (not
+/// written). The fields of disc_hit (collision.hpp).
+struct disc_hit_outputs {
+  std::uint32_t* flags = nullptr;  ///< contact_flags bits: hit (depth >= 0), invalid
+  float* depth = nullptr;          ///< penetration depth of the deepest disc [m] (- the gap when none hits; -Inf when none)
+  float3* point = nullptr;         ///< nearest point of the box's outline to that disc [m], track frame
+  float3* normal = nullptr;        ///< unit horizontal normal from the box toward the disc
+  int* disc = nullptr;             ///< that disc's index in the env's row, -1 when none (or invalid)
 };
 
 /// Outputs of collide_gate_frames(), each `[E]` in the backend's memory; any may be null (not
@@ -177,6 +189,15 @@ struct spawn_op {
   }
 };
 
+/// The box_contact `c` of env e into the [E] outputs `out`.
+TRACK_GEN_HD inline void write_box_contact(const box_contact_outputs& out, int e, const box_contact& c) {
+  if (out.flags != nullptr) out.flags[e] = c.flags;
+  if (out.clearance != nullptr) out.clearance[e] = c.clearance;
+  if (out.nearest != nullptr) out.nearest[e] = c.nearest;
+  if (out.normal != nullptr) out.normal[e] = c.normal;
+  if (out.side != nullptr) out.side[e] = static_cast<int>(c.border);
+}
+
 struct collide_boxes_op {
   track_batch_ref view;
   const float3* centres;
@@ -189,11 +210,37 @@ struct collide_boxes_op {
     const box b{centres[e], orientations[e], half_extents[e]};
     const box_contact c = collide_box(view.track(e), b, hints[e], window);
     hints[e] = c.hint;
-    if (out.flags != nullptr) out.flags[e] = c.flags;
-    if (out.clearance != nullptr) out.clearance[e] = c.clearance;
-    if (out.nearest != nullptr) out.nearest[e] = c.nearest;
-    if (out.normal != nullptr) out.normal[e] = c.normal;
-    if (out.side != nullptr) out.side[e] = static_cast<int>(c.border);
+    write_box_contact(out, e, c);
+  }
+};
+
+struct collide_boxes_sdf_op {
+  sdf_ref field;
+  const float3* centres;
+  const float4* orientations;
+  const float2* half_extents;
+  box_contact_outputs out;
+  TRACK_GEN_HD void operator()(int e) const {
+    write_box_contact(out, e, field.collide_box(e, box{centres[e], orientations[e], half_extents[e]}));
+  }
+};
+
+struct box_discs_op {
+  const float3* centres;
+  const float4* orientations;
+  const float2* half_extents;
+  const float3* discs;
+  int discs_per_env;
+  float radius;
+  disc_hit_outputs out;
+  TRACK_GEN_HD void operator()(int e) const {
+    const box b{centres[e], orientations[e], half_extents[e]};
+    const disc_hit h = collide_discs(b, discs + static_cast<std::size_t>(e) * discs_per_env, discs_per_env, radius);
+    if (out.flags != nullptr) out.flags[e] = h.flags;
+    if (out.depth != nullptr) out.depth[e] = h.depth;
+    if (out.point != nullptr) out.point[e] = h.point;
+    if (out.normal != nullptr) out.normal[e] = h.normal;
+    if (out.disc != nullptr) out.disc[e] = h.disc;
   }
 };
 
@@ -382,6 +429,62 @@ void collide_boxes(const track_batch_ref& view, const float3* centres, const flo
        {out.normal, "out.normal"}, {out.side, "out.side"}});
   detail::run_query<Backend>(view.num_envs(),
                              detail::collide_boxes_op{view, centres, orientations, half_extents, hints, window, out}, stream);
+}
+
+/// The SDF backend of collide_boxes (sdf.hpp `sdf_ref::collide_box`): box e against env e's
+/// grid of `field`, O(1) per box (four bilinear samples), within about one cell of the exact
+/// backend. The outputs as collide_boxes' (`side` always 0: the grid does not record which border
+/// is nearer; never contact_flags::lost). The field must be baked for the current tracks
+/// (course.attach_sdf keeps it so).
+///
+/// @param field        the SDF's view (E = field.num_envs() envs; an attached one: course.sdf()).
+/// @param centres, orientations, half_extents  the boxes, as collide_boxes (all required).
+/// @param out          [E] outputs, each optional (null: not written).
+/// An invalid box gets flags = contact_flags::invalid and NaN elsewhere, in its env only.
+/// Asynchronous on `stream`.
+/// @throws std::invalid_argument a required pointer is null, a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void collide_boxes_sdf(const sdf_ref& field, const float3* centres, const float4* orientations,
+                       const float2* half_extents, const box_contact_outputs& out, typename Backend::stream_type stream) {
+  detail::check_pointers<Backend>(
+      "collide_boxes_sdf", {{centres, "centres"}, {orientations, "orientations"}, {half_extents, "half_extents"}},
+      {{out.flags, "out.flags"}, {out.clearance, "out.clearance"}, {out.nearest, "out.nearest"},
+       {out.normal, "out.normal"}, {out.side, "out.side"}});
+  detail::run_query<Backend>(field.num_envs(),
+                             detail::collide_boxes_sdf_op{field, centres, orientations, half_extents, out}, stream);
+}
+
+/// Every env's box against its own row of discs (cones from border_cones, gate posts: vertical
+/// cylinders of one `radius`, heights ignored; collision.hpp `collide_discs`): box e against
+/// `discs[e K .. e K + K)`, the deepest disc reported (NaN entries, border_cones' padding, are
+/// skipped). For an `[E, K, 3]` float tensor of discs.
+///
+/// @param num_envs      E >= 0 boxes (one per env).
+/// @param centres, orientations, half_extents  the boxes, as collide_boxes (all required).
+/// @param discs         float3 [E * K] [m], each env's track frame (required).
+/// @param discs_per_env K >= 1. @param radius the discs' radius [m], in [0, 1e7] (collision.hpp's
+///                      valid radius).
+/// @param out           [E] outputs, each optional (null: not written); see disc_hit_outputs.
+/// An invalid box gives flags = contact_flags::invalid, NaN depth, point and normal, disc -1.
+/// O(K) per env. Asynchronous on `stream`.
+/// @throws std::invalid_argument num_envs, discs_per_env or radius out of range, a required
+///         pointer null, a (CUDA) host pointer.
+template <class Backend = backend::default_backend>
+void collide_box_discs(int num_envs, const float3* centres, const float4* orientations, const float2* half_extents,
+                       const float3* discs, int discs_per_env, float radius, const disc_hit_outputs& out,
+                       typename Backend::stream_type stream) {
+  detail::require(num_envs >= 0, "collide_box_discs: num_envs = " + std::to_string(num_envs) + ", expected >= 0");
+  detail::require(discs_per_env >= 1,
+                  "collide_box_discs: discs_per_env = " + std::to_string(discs_per_env) + ", expected >= 1");
+  detail::require(detail::is_radius(radius), "collide_box_discs: radius = " + detail::format_number(radius) +
+                                                 " m, expected in [0, " + detail::format_number(detail::max_position) + "]");
+  detail::check_pointers<Backend>(
+      "collide_box_discs",
+      {{centres, "centres"}, {orientations, "orientations"}, {half_extents, "half_extents"}, {discs, "discs"}},
+      {{out.flags, "out.flags"}, {out.depth, "out.depth"}, {out.point, "out.point"}, {out.normal, "out.normal"},
+       {out.disc, "out.disc"}});
+  detail::run_query<Backend>(
+      num_envs, detail::box_discs_op{centres, orientations, half_extents, discs, discs_per_env, radius, out}, stream);
 }
 
 /// Every env's agent, a sphere, against the gate frames near its target (gate_collision.hpp

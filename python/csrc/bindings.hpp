@@ -119,6 +119,7 @@ class any_course {
  public:
   using stream_type = typename backend_traits<Backend>::stream_type;
   using field_type = tg::heightfield<typename backend_traits<Backend>::policy>;
+  using sdf_type = tg::sdf_field<typename backend_traits<Backend>::policy>;
   virtual ~any_course() = default;
   virtual const char* pipeline_name() const = 0;
   virtual void bind(const float3* position) = 0;
@@ -135,6 +136,8 @@ class any_course {
   virtual tt::course_tensors tensors(const at::Device& device) const = 0;
   /// course::attach_heightfield (null detaches).
   virtual void attach_heightfield(const field_type* field, stream_type stream) = 0;
+  /// course::attach_sdf (null detaches).
+  virtual void attach_sdf(const sdf_type* field, stream_type stream) = 0;
   int num_envs() const { return params().num_envs; }
   int num_samples() const { return params().num_samples; }
 };
@@ -143,6 +146,7 @@ template <class Backend, class Course>
 class course_holder final : public any_course<Backend> {
   using base = any_course<Backend>;
   using typename base::field_type;
+  using typename base::sdf_type;
   using typename base::stream_type;
   static_assert(std::is_same_v<typename Course::stream_type, stream_type>, "A course must take its backend's stream type.");
 
@@ -169,6 +173,7 @@ class course_holder final : public any_course<Backend> {
   void attach_heightfield(const field_type* field, stream_type stream) override {
     course_.attach_heightfield(field, stream);
   }
+  void attach_sdf(const sdf_type* field, stream_type stream) override { course_.attach_sdf(field, stream); }
 
  private:
   const char* name_;
@@ -454,12 +459,39 @@ decltype(auto) python_errors(F&& f) {
 }
 
 
+/// A per-env grid field (heightfield, SDF) attached to a Python course: the field, its texels and
+/// headers as tensors (each holding the field's memory), and its name for the messages.
+template <class Field>
+struct attached_field {
+  const char* name;    ///< "heightfield", "SDF"
+  const char* attach;  ///< the Python method that attaches one
+  std::unique_ptr<Field> field;
+  tt::grid_tensors tensors;
+
+  std::shared_ptr<const void> owner() const { return field != nullptr ? field->owner() : nullptr; }
+  /// The field, or std::logic_error naming `fn` when none is attached.
+  const Field& require(const char* fn) const {
+    if (field == nullptr)
+      throw std::logic_error(std::string("track_gen: ") + fn + ": no " + name + " is attached (call " + attach + " first)");
+    return *field;
+  }
+  /// {texels_name: float32 [E, R, R], "headers": float32 [E, 4] (x0, y0, cell, inv_cell)}.
+  py::dict as_dict(const char* fn, const char* texels_name) const {
+    require(fn);
+    py::dict d;
+    d[texels_name] = tensors.texels;
+    d["headers"] = tensors.headers;
+    return d;
+  }
+};
+
 template <class Backend>
 class py_course {
   using traits = backend_traits<Backend>;
   using stream_type = typename traits::stream_type;
   using policy_type = typename traits::policy;
   using field_type = tg::heightfield<policy_type>;
+  using sdf_type = tg::sdf_field<policy_type>;
 
  public:
   /// Random tracks when `user_points` is empty; otherwise user tracks: one float32 [P, 3] CPU
@@ -567,16 +599,18 @@ class py_course {
   long owner_use_count() const { return course_->owner().use_count() - 1; }  // minus the temporary
 
 #ifdef TRACK_GEN_PYTHON_CUDA
-  /// Ties the course's memory (and the attached heightfield's: a recorded regenerate bakes it)
-  /// to the graph `stream` is capturing into (retain_capture).
+  /// Ties the course's memory (and the attached heightfield's and SDF's: a recorded regenerate
+  /// bakes them) to the graph `stream` is capturing into (retain_capture).
   void retain_capture(std::optional<std::uintptr_t> stream) const {
     typename traits::guard guard(device_);
-    tt::retain_capture(traits::stream_of(stream, device_), course_->owner(), heights_owner());
+    tt::retain_capture(traits::stream_of(stream, device_), course_->owner(), heights_owner(), sdf_owner());
   }
 
-  /// Ties the course's memory (and the attached heightfield's) to a
+  /// Ties the course's memory (and the attached fields') to a
   /// torch.cuda.CUDAGraph(keep_graph=True) (interop::torch::retain).
-  void retain_graph(at::cuda::CUDAGraph& graph) const { tt::retain(graph, course_->owner(), heights_owner()); }
+  void retain_graph(at::cuda::CUDAGraph& graph) const {
+    tt::retain(graph, course_->owner(), heights_owner(), sdf_owner());
+  }
 #endif
 
   // ---- heightfield (heightfield.hpp) ----
@@ -587,36 +621,25 @@ class py_course {
   /// attached before (whose tensors keep its memory alive while they live). Allocates: not
   /// while capturing (capture_error).
   void attach_heightfield(int resolution, float margin, std::optional<std::uintptr_t> stream) {
-    typename traits::guard guard(device_);
-    const stream_type s = traits::stream_of(stream, device_);
-    auto field = std::make_unique<field_type>(course_->num_envs(), resolution, margin, s);
-    course_->attach_heightfield(field.get(), s);
-    heights_tensors_ = tt::grid_tensors_of(*field, where_);
-    heights_ = std::move(field);
+    attach(heights_, &any_course<Backend>::attach_heightfield, stream, resolution, margin);
   }
 
   /// {"heights": float32 [E, R, R] (heights[e, j, i]: row j along +y), "headers": float32
   /// [E, 4] (x0, y0, cell, inv_cell)}, over the field's memory. std::logic_error when none is
   /// attached.
-  py::dict heightfield_tensors() const {
-    require_heightfield("heightfield_tensors");
-    py::dict d;
-    d["heights"] = heights_tensors_.texels;
-    d["headers"] = heights_tensors_.headers;
-    return d;
-  }
+  py::dict heightfield_tensors() const { return heights_.as_dict("heightfield_tensors", "heights"); }
 
   /// tg::sample_heights: `x`, `y`, `out` float32 [E] or [E, K] (one shape), on the device.
   void sample_heights(const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, std::optional<std::uintptr_t> stream) {
     typename traits::guard guard(device_);
-    require_heightfield("sample_heights");
+    const field_type& heights = heights_.require("sample_heights");
     const std::int64_t e = course_->num_envs();
     const std::vector<std::int64_t> shape = x.sizes().vec();
     if (shape.empty() || shape.size() > 2 || shape[0] != e || (shape.size() == 2 && (shape[1] < 1 || shape[1] > INT32_MAX)))
       throw std::invalid_argument("track_gen: sample_heights: x must be a float32 tensor of shape [" + std::to_string(e) +
                                   "] or [" + std::to_string(e) + ", K] with K >= 1; got " + tt::detail::describe(x));
     const int k = shape.size() == 2 ? static_cast<int>(shape[1]) : 1;
-    tg::sample_heights<Backend>(heights_->view(), query_tensor<float>(x, at::kFloat, shape, where_, "x"),
+    tg::sample_heights<Backend>(heights.view(), query_tensor<float>(x, at::kFloat, shape, where_, "x"),
                                           query_tensor<float>(y, at::kFloat, shape, where_, "y"), k,
                                           query_tensor<float>(out, at::kFloat, shape, where_, "out"), nullptr,
                                           traits::stream_of(stream, device_));
@@ -733,6 +756,64 @@ class py_course {
         traits::stream_of(stream, device_));
   }
 
+  // ---- SDF collision (sdf.hpp) and discs ----
+
+  /// Allocates an SDF collision field of the course's E envs (`resolution` texels per side),
+  /// attaches it (baked now for every env, then by each regenerate for its envs) and replaces
+  /// the one attached before (whose tensors keep its memory alive while they live). Allocates:
+  /// not while capturing.
+  void attach_sdf(int resolution, std::optional<std::uintptr_t> stream) {
+    attach(sdf_, &any_course<Backend>::attach_sdf, stream, resolution);
+  }
+
+  /// {"distances": float32 [E, R, R] [m] (signed distance, + on the road), "headers": float32
+  /// [E, 4] (x0, y0, cell, inv_cell)}. std::logic_error when none is attached.
+  py::dict sdf_tensors() const { return sdf_.as_dict("sdf_tensors", "distances"); }
+
+  /// tg::collide_boxes_sdf over the attached field; tensors as collide's (no hints).
+  void collide_sdf(const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+                   const at::Tensor& flags, const at::Tensor& clearance, const at::Tensor& nearest, const at::Tensor& normal,
+                   const at::Tensor& side, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const sdf_type& field = sdf_.require("collide_sdf");
+    const std::int64_t e = course_->num_envs();
+    tg::box_contact_outputs out;
+    out.flags = query_tensor<std::uint32_t>(flags, at::kInt, {e}, where_, "flags");
+    out.clearance = query_tensor<float>(clearance, at::kFloat, {e}, where_, "clearance");
+    out.nearest = query_tensor<float3>(nearest, at::kFloat, {e, 3}, where_, "nearest");
+    out.normal = query_tensor<float3>(normal, at::kFloat, {e, 3}, where_, "normal");
+    out.side = query_tensor<int>(side, at::kInt, {e}, where_, "side");
+    tg::collide_boxes_sdf<Backend>(field.view(), tt::positions(position, e, where_, "position"),
+                                   query_tensor<float4>(orientation, at::kFloat, {e, 4}, where_, "orientation"),
+                                   query_tensor<float2>(half_extents, at::kFloat, {e, 2}, where_, "half_extents"), out,
+                                   traits::stream_of(stream, device_));
+  }
+
+  /// tg::collide_box_discs: `discs` float32 [E, K, 3]; flags, disc int32 [E], depth float32 [E],
+  /// point, normal float32 [E, 3].
+  void collide_discs(const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+                     const at::Tensor& discs, float radius, const at::Tensor& flags, const at::Tensor& depth,
+                     const at::Tensor& point, const at::Tensor& normal, const at::Tensor& disc,
+                     std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    const std::int64_t k = discs.dim() == 3 ? discs.size(1) : 0;
+    if (discs.dim() != 3 || k < 1 || k > INT32_MAX || discs.size(0) != e || discs.size(2) != 3)
+      throw std::invalid_argument("track_gen: collide_discs: discs must be a float32 tensor of shape [" + std::to_string(e) +
+                                  ", K, 3] with K >= 1; got " + tt::detail::describe(discs));
+    tg::disc_hit_outputs out;
+    out.flags = query_tensor<std::uint32_t>(flags, at::kInt, {e}, where_, "flags");
+    out.depth = query_tensor<float>(depth, at::kFloat, {e}, where_, "depth");
+    out.point = query_tensor<float3>(point, at::kFloat, {e, 3}, where_, "point");
+    out.normal = query_tensor<float3>(normal, at::kFloat, {e, 3}, where_, "normal");
+    out.disc = query_tensor<int>(disc, at::kInt, {e}, where_, "disc");
+    tg::collide_box_discs<Backend>(static_cast<int>(e), tt::positions(position, e, where_, "position"),
+                                   query_tensor<float4>(orientation, at::kFloat, {e, 4}, where_, "orientation"),
+                                   query_tensor<float2>(half_extents, at::kFloat, {e, 2}, where_, "half_extents"),
+                                   query_tensor<float3>(discs, at::kFloat, {e, k, 3}, where_, "discs"),
+                                   static_cast<int>(k), radius, out, traits::stream_of(stream, device_));
+  }
+
   /// `side`: 0 left, 1 right.
   void cones(int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count,
              std::optional<std::uintptr_t> stream) {
@@ -744,18 +825,27 @@ class py_course {
   }
 
  private:
-  std::shared_ptr<const void> heights_owner() const { return heights_ != nullptr ? heights_->owner() : nullptr; }
-  void require_heightfield(const char* fn) const {
-    if (heights_ == nullptr)
-      throw std::logic_error(std::string("track_gen: ") + fn + ": no heightfield is attached (call attach_heightfield first)");
+  std::shared_ptr<const void> heights_owner() const { return heights_.owner(); }
+  std::shared_ptr<const void> sdf_owner() const { return sdf_.owner(); }
+
+  /// A new Field(E, args..., stream) attached through `attach_to` (baked now), replacing `slot`'s.
+  template <class Field, class... Args>
+  void attach(attached_field<Field>& slot, void (any_course<Backend>::*attach_to)(const Field*, stream_type),
+              std::optional<std::uintptr_t> stream, Args... args) {
+    typename traits::guard guard(device_);
+    const stream_type s = traits::stream_of(stream, device_);
+    auto field = std::make_unique<Field>(course_->num_envs(), args..., s);
+    ((*course_).*attach_to)(field.get(), s);
+    slot.tensors = tt::grid_tensors_of(*field, where_);
+    slot.field = std::move(field);
   }
 
   c10::DeviceIndex device_;
   at::Device where_;  ///< the course's device: cuda:device_, or the CPU
   std::unique_ptr<any_course<Backend>> course_;
   tt::course_tensors tensors_;
-  std::unique_ptr<field_type> heights_;  ///< the attached heightfield (attach_heightfield), or null
-  tt::grid_tensors heights_tensors_;            ///< its texels and headers as tensors
+  attached_field<field_type> heights_{"heightfield", "attach_heightfield", nullptr, {}};  ///< attach_heightfield's
+  attached_field<sdf_type> sdf_{"SDF", "attach_sdf", nullptr, {}};                       ///< attach_sdf's
 };
 
 
@@ -876,7 +966,30 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
            [](course_type& c, const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, opt_stream st) {
              python_errors([&] { c.sample_heights(x, y, out, st); });
            },
-           py::arg("x"), py::arg("y"), py::arg("out"), py::arg("stream") = py::none());
+           py::arg("x"), py::arg("y"), py::arg("out"), py::arg("stream") = py::none())
+      .def("attach_sdf",
+           [](course_type& c, int resolution, opt_stream st) { python_errors([&] { c.attach_sdf(resolution, st); }); },
+           py::arg("resolution"), py::arg("stream") = py::none())
+      .def("sdf_tensors", [](const course_type& c) { return python_errors([&] { return c.sdf_tensors(); }); })
+      .def("collide_sdf",
+           [](course_type& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+              const at::Tensor& flags, const at::Tensor& clearance, const at::Tensor& nearest, const at::Tensor& normal,
+              const at::Tensor& side, opt_stream st) {
+             python_errors([&] { c.collide_sdf(position, orientation, half_extents, flags, clearance, nearest, normal, side, st); });
+           },
+           py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("flags"), py::arg("clearance"),
+           py::arg("nearest"), py::arg("normal"), py::arg("side"), py::arg("stream") = py::none())
+      .def("collide_discs",
+           [](course_type& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
+              const at::Tensor& discs, float radius, const at::Tensor& flags, const at::Tensor& depth,
+              const at::Tensor& point, const at::Tensor& normal, const at::Tensor& disc, opt_stream st) {
+             python_errors([&] {
+               c.collide_discs(position, orientation, half_extents, discs, radius, flags, depth, point, normal, disc, st);
+             });
+           },
+           py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("discs"), py::arg("radius"),
+           py::arg("flags"), py::arg("depth"), py::arg("point"), py::arg("normal"), py::arg("disc"),
+           py::arg("stream") = py::none());
 #ifdef TRACK_GEN_PYTHON_CUDA
   if constexpr (std::is_same_v<Backend, tg::backend::cuda>) {
     cls.def("retain_capture", [](const course_type& c, opt_stream s) { python_errors([&] { c.retain_capture(s); }); },

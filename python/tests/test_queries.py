@@ -167,6 +167,70 @@ def test_cones_on_a_circle(device):
     assert (cut.count > 10).all() and not torch.isnan(cut.position).any()
 
 
+def test_sdf_texels_are_the_closed_form_and_collide_agrees_with_the_exact_backend(device):
+    course = circle_course(device, 2)
+    course.attach_sdf(resolution=256)
+    d, head = course.sdf().double().cpu(), course.sdf_headers().double().cpu()
+    r_tex = d.shape[-1]
+    assert d.shape == (2, 256, 256) and r_tex == 256
+    x0, y0, cell = head[0, 0], head[0, 1], head[0, 2]
+    centres = (torch.arange(r_tex, dtype=torch.float64) + 0.5) * cell
+    x, y = x0 + centres.view(1, -1), y0 + centres.view(-1, 1)     # texel (i, j): row j along +y
+    n = R - torch.sqrt(x * x + y * y)                             # lateral offset, positive left (inward)
+    want = HW - n.abs()                                           # d = min(hw - n, n + hw)
+    near = (n.abs() < 3.0)                                        # the band and 2.5 m around it
+    assert (d[0][near] - want[near]).abs().max() < 0.02
+    # Boxes across the road: the SDF's clearance within a cell diagonal of the exact one.
+    theta = torch.linspace(0.1, 6.0, 2, dtype=torch.float64)
+    pos = at(theta, device, left=0.3)
+    q = quat_wxyz(theta + math.pi / 2, device)
+    ext = torch.tensor([[0.3, 0.1]] * 2, device=device)
+    exact = course.collide(pos, q, ext).distance.clone()
+    sdf = course.collide(pos, q, ext, backend="sdf")
+    assert (sdf.distance.double() - exact.double()).abs().max() <= math.sqrt(2) * float(cell)
+    assert torch.equal(sdf.oob, (exact < 0).int()) and (sdf.side == 0).all()
+    # A regeneration re-bakes: a new user track is not possible here, but the same track is, bit for bit.
+    before = course.sdf().clone()
+    course.regenerate(mask=torch.ones(2, dtype=torch.bool, device=device), advance=False)
+    assert torch.equal(course.sdf(), before)
+    with pytest.raises(ValueError, match="backend"):
+        course.collide(pos, q, ext, backend="grid")
+    with pytest.raises(ValueError, match="resolution"):
+        course.attach_sdf(resolution=4)
+
+
+def test_box_against_discs_is_the_closed_form(device):
+    course = circle_course(device, 3)
+    # Box e at (R, 0), heading +y (the tangent there), half extents 0.2 forward, 0.1 left: its
+    # outline spans x in [R - 0.1, R + 0.1], y in [-0.2, 0.2].
+    pos = torch.tensor([[R, 0.0, 0.0]] * 3, device=device)
+    q = quat_wxyz(torch.full((3,), math.pi / 2, dtype=torch.float64), device)
+    ext = torch.tensor([[0.2, 0.1]] * 3, device=device)
+    nan = float("nan")
+    discs = torch.tensor([
+        [[R + 0.25, 0.0, 0.0], [R, 1.0, 0.0], [nan, nan, nan]],       # 0.15 m beyond the +x face: gap 0.05
+        [[nan, nan, nan], [R + 0.15, 0.1, 0.0], [R + 0.12, 0.0, 0.0]],  # 0.05 and 0.02 beyond: depths 0.05, 0.08
+        [[R + 0.1 + 0.06, 0.2 + 0.08, 0.0], [R + 5.0, 0.0, 0.0], [nan, nan, nan]],  # 0.1 from the corner
+    ], device=device)
+    h = course.collide_discs(pos, q, ext, discs, radius=0.1)
+    depth = h.depth.double().cpu()
+    assert abs(depth[0] - -0.05) < 1e-5 and not bool(h.hit[0]) and int(h.disc[0]) == 0
+    assert abs(depth[1] - 0.08) < 1e-5 and bool(h.hit[1]) and int(h.disc[1]) == 2   # the deeper one, the NaN skipped
+    assert abs(depth[2] - 0.0) < 1e-5 and bool(h.hit[2]) and int(h.disc[2]) == 0    # touching counts
+    assert (h.point[1].double().cpu() - torch.tensor([R + 0.1, 0.0, 0.0], dtype=torch.float64)).abs().max() < 1e-5
+    assert (h.normal[1].double().cpu() - torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)).abs().max() < 1e-5
+    corner = torch.tensor([0.6, 0.8, 0.0], dtype=torch.float64)  # from the corner (R + 0.1, 0.2) to the disc
+    assert (h.normal[2].double().cpu() - corner).abs().max() < 1e-4
+    # The cones of cones() (NaN-padded rows) go in as they are.
+    cones = course.cones("left", 2.0, capacity=200)
+    on_cones = course.collide_discs(pos, q, ext, cones.position, radius=0.1)
+    assert not on_cones.hit.any() and (on_cones.disc >= 0).all()   # the inner border is 0.4 m from the box
+    with pytest.raises(ValueError, match="discs"):
+        course.collide_discs(pos, q, ext, torch.zeros(3, 3, device=device), radius=0.1)
+    with pytest.raises(ValueError, match="radius"):
+        course.collide_discs(pos, q, ext, discs, radius=-1.0)
+
+
 @pytest.mark.gpu
 def test_captured_graph_replays_into_the_same_outputs():
     device = "cuda:0"

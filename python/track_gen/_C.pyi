@@ -173,6 +173,42 @@ class _CourseBase:
         self, x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, stream: Optional[int] = None
     ) -> None:
         """x, y, out float32 [E] or [E, K] (one shape): bilinear heights [m], clamped to the grid."""
+    def attach_sdf(self, resolution: int, stream: Optional[int] = None) -> None:
+        """Allocates an SDF collision field (sdf.hpp) of R = resolution texels per side, attaches it
+        (baked now, then by each regenerate for its envs); replaces the one attached before. Not
+        while capturing."""
+    def sdf_tensors(self) -> Dict[str, torch.Tensor]:
+        """{"distances": float32 [E, R, R] [m], "headers": float32 [E, 4] (x0, y0, cell, inv_cell)},
+        over the field's memory; RuntimeError when none is attached."""
+    def collide_sdf(
+        self,
+        position: torch.Tensor,
+        orientation: torch.Tensor,
+        half_extents: torch.Tensor,
+        flags: torch.Tensor,
+        clearance: torch.Tensor,
+        nearest: torch.Tensor,
+        normal: torch.Tensor,
+        side: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None:
+        """collide's boxes and outputs against the attached SDF (collide_boxes_sdf; no hints)."""
+    def collide_discs(
+        self,
+        position: torch.Tensor,
+        orientation: torch.Tensor,
+        half_extents: torch.Tensor,
+        discs: torch.Tensor,
+        radius: float,
+        flags: torch.Tensor,
+        depth: torch.Tensor,
+        point: torch.Tensor,
+        normal: torch.Tensor,
+        disc: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None:
+        """Boxes as collide's against discs float32 [E, K, 3] of one radius [m] (collide_box_discs):
+        flags, disc int32 [E]; depth float32 [E]; point, normal float32 [E, 3]."""
 
 class Course(_CourseBase):
     """A course on a CUDA device (CUDA builds only)."""

@@ -33,7 +33,7 @@ from typing import Mapping, NamedTuple, Optional, Sequence
 from .exec import recording
 from .pipeline.presets import TrackParams
 
-__all__ = ["BoxContact", "Cones", "Course", "Events", "GateFrameHit", "Progress", "Spawn", "StepOutputs", "TrackFrame",
+__all__ = ["BoxContact", "Cones", "Course", "DiscHit", "Events", "GateFrameHit", "Progress", "Spawn", "StepOutputs", "TrackFrame",
            "Tracks", "progress_flag_bits", "status_bits"]
 
 
@@ -96,6 +96,18 @@ class BoxContact(NamedTuple):
     normal: object    #: float32 [E, 3]: unit inward normal there
     side: object      #: int32 [E]: 0 the left border, 1 the right one (not the seed's inner/outer)
     flags: object     #: int32 [E]: C++ contact_flags bits: 1 out_of_bounds, 2 lost, 4 invalid box
+
+
+class DiscHit(NamedTuple):
+    """Each agent's box against its row of discs (:meth:`Course.collide_discs`; C++
+    ``collide_box_discs``, collision.hpp ``collide_discs``): the deepest disc, ``[E]`` tensors
+    (``[E, 3]`` for points), overwritten by the next call."""
+    hit: object       #: bool [E]: the box touches or overlaps a disc (flags bit 8)
+    depth: object     #: float32 [E] [m]: penetration of the deepest disc (- the gap when none hits; -inf with no disc, NaN when invalid)
+    point: object     #: float32 [E, 3] [m]: nearest point of the box's outline to that disc
+    normal: object    #: float32 [E, 3]: unit horizontal normal from the box toward the disc
+    disc: object      #: int32 [E]: that disc's index in the env's row, -1 when none or invalid
+    flags: object     #: int32 [E]: C++ contact_flags bits: 4 invalid box or radius, 8 hit
 
 
 class GateFrameHit(NamedTuple):
@@ -741,10 +753,13 @@ class Course:
         return b
 
     def collide(self, position, orientation, half_extents, xyzw: bool = False, window: int = 8,
-                stream=None) -> BoxContact:
+                backend: str = "exact", stream=None) -> BoxContact:
         """Each agent's box against its road band (C++ ``collide_boxes``, exact backend): out of
         bounds when a corner leaves the road; signed clearance; the border point and inward normal
         facing the critical corner. Warm-started from the previous call (its own hints).
+        ``backend="sdf"``: the attached signed-distance grid instead (:meth:`attach_sdf`; C++
+        ``collide_boxes_sdf``): O(1) per box, within about one cell of the exact answer, ``side``
+        always 0, no warm start (``window`` unused).
 
         Args:
             position: float32 ``[E, 3]`` [m], box centres.
@@ -758,11 +773,15 @@ class Course:
             :class:`BoxContact`, reused by the next call.
         """
         import torch  # noqa: PLC0415
+        if backend not in ("exact", "sdf"):
+            raise ValueError(f"track_gen: collide: backend must be 'exact' or 'sdf', got {backend!r}")
+        if backend == "sdf" and self.__dict__.get("_sdf") is None:
+            raise RuntimeError("track_gen: collide(backend='sdf'): no SDF is attached (call attach_sdf first)")
         position = self._points_e(position, "position")
         orientation = self._points_e(orientation, "orientation", 4)
         half_extents = self._points_e(half_extents, "half_extents", 2)
         E, dev = self.num_envs, self.device
-        b = self._buffers("collide", lambda: {
+        b = self._buffers("collide" if backend == "exact" else "collide_sdf", lambda: {
             "quat": torch.zeros(E, 4, device=dev), "hints": torch.zeros(E, dtype=torch.int32, device=dev),
             "flags": torch.zeros(E, dtype=torch.int32, device=dev), "oob": torch.zeros(E, dtype=torch.int32, device=dev),
             "distance": torch.zeros(E, device=dev), "nearest": torch.zeros(E, 3, device=dev),
@@ -770,17 +789,61 @@ class Course:
         self._note()
         quat = orientation
         if not xyzw:  # (w, x, y, z) -> (x, y, z, w), into a buffer of the course's (no allocation)
-            with _torch_stream(stream):
-                b["quat"][:, :3].copy_(orientation[:, 1:])
-                b["quat"][:, 3].copy_(orientation[:, 0])
+            self._reorder(orientation, b["quat"], stream)
             quat = b["quat"]
-        cold = not b.setdefault("warm", False)  # the first call: no previous foot, no window
-        b["warm"] = True
-        self._impl.collide(position, quat, half_extents, b["hints"], 0 if cold else int(window), b["flags"],
-                           b["distance"], b["nearest"], b["normal"], b["side"], _stream_arg(stream))
+        if backend == "sdf":
+            self._impl.collide_sdf(position, quat, half_extents, b["flags"], b["distance"], b["nearest"], b["normal"],
+                                   b["side"], _stream_arg(stream))
+        else:
+            cold = not b.setdefault("warm", False)  # the first call: no previous foot, no window
+            b["warm"] = True
+            self._impl.collide(position, quat, half_extents, b["hints"], 0 if cold else int(window), b["flags"],
+                               b["distance"], b["nearest"], b["normal"], b["side"], _stream_arg(stream))
         with _torch_stream(stream):
             torch.bitwise_and(b["flags"], 1, out=b["oob"])
         return BoxContact(b["oob"], b["distance"], b["nearest"], b["normal"], b["side"], b["flags"])
+
+    def collide_discs(self, position, orientation, half_extents, discs, radius: float, xyzw: bool = False,
+                      stream=None) -> DiscHit:
+        """Each agent's box against its own row of discs (cones, gate posts: vertical cylinders of
+        one ``radius``, heights ignored; C++ ``collide_box_discs``): the deepest disc, its depth,
+        the nearest point of the box and the normal toward the disc. NaN rows (the padding of
+        :meth:`cones`) are skipped, so ``cones(...).position`` can be passed as it is.
+
+        Args:
+            position, orientation, half_extents, xyzw: the boxes, as :meth:`collide`.
+            discs: float32 ``[E, K, 3]`` [m], K >= 1, each env's disc centres in its track frame.
+            radius: the discs' radius [m], in [0, 1e7].
+        Returns:
+            :class:`DiscHit`, reused by the next call with the same K.
+        Raises:
+            ValueError: a tensor of the wrong dtype, shape, device or layout; radius out of range.
+        """
+        import torch  # noqa: PLC0415
+        position = self._points_e(position, "position")
+        orientation = self._points_e(orientation, "orientation", 4)
+        half_extents = self._points_e(half_extents, "half_extents", 2)
+        E, dev = self.num_envs, self.device
+        k = discs.shape[1] if isinstance(discs, torch.Tensor) and discs.dim() == 3 else 1
+        discs = self._check_tensor(discs, "discs", ("float32",), (E, max(k, 1), 3),
+                                   f"a float32 tensor of shape [{E}, K, 3] with K >= 1")
+        if isinstance(radius, bool) or not isinstance(radius, (int, float)):
+            raise TypeError(f"radius must be a number [m], got {radius!r}")
+        b = self._buffers("collide_discs", lambda: {
+            "quat": torch.zeros(E, 4, device=dev), "flags": torch.zeros(E, dtype=torch.int32, device=dev),
+            "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, device=dev),
+            "point": torch.zeros(E, 3, device=dev), "normal": torch.zeros(E, 3, device=dev),
+            "disc": torch.zeros(E, dtype=torch.int32, device=dev)})
+        self._note()
+        quat = orientation
+        if not xyzw:
+            self._reorder(orientation, b["quat"], stream)
+            quat = b["quat"]
+        self._impl.collide_discs(position, quat, half_extents, discs, float(radius), b["flags"], b["depth"], b["point"],
+                                 b["normal"], b["disc"], _stream_arg(stream))
+        with _torch_stream(stream):
+            torch.ne(torch.bitwise_and(b["flags"], 8), 0, out=b["hit"])
+        return DiscHit(b["hit"], b["depth"], b["point"], b["normal"], b["disc"], b["flags"])
 
     def gate_frame_collision(self, position, radius: float, frame_half_thickness: float = 0.05,
                              frame_half_depth: float = 0.05, scope: str = "adjacent", stream=None) -> GateFrameHit:
@@ -874,6 +937,41 @@ class Course:
         return b
 
     # ---- heightfield (C++ heightfield.hpp) -------------------------------------------------------
+
+    def attach_sdf(self, resolution: int = 128, stream=None) -> None:
+        """Allocates and attaches a signed-distance collision field (C++ ``sdf_field``,
+        docs/runtime-utilities.md): per env, an R x R grid (R = ``resolution``, in [8, 512]) over
+        its borders' bounding box plus two cells, each texel the signed distance [m] to the road's
+        edge at its centre (+ on the road), for :meth:`collide` with ``backend="sdf"``. Baked now
+        for every env, then every :meth:`regenerate` re-bakes the envs it regenerates (one more
+        kernel on the same stream, recorded with it). Attach before capturing. A second call
+        replaces the field. Memory: E (4 R^2 + 16) bytes (537 MB at E = 8192, R = 128).
+
+        Raises:
+            TypeError: ``resolution`` not an int.
+            ValueError: ``resolution`` out of range (the message names sdf_field.resolution).
+            track_gen.exec.errors.CaptureError: the stream is capturing (this allocates).
+        """
+        if isinstance(resolution, bool) or not isinstance(resolution, int):
+            raise TypeError(f"resolution must be an int, got {type(resolution).__name__} {resolution!r}")
+        self._impl.attach_sdf(int(resolution), _stream_arg(stream))
+        t = self._impl.sdf_tensors()
+        self._sdf = (t["distances"], t["headers"])
+
+    def sdf(self):
+        """The attached SDF's distances: float32 ``[E, R, R]`` [m], ``sdf()[e, j, i]`` at the
+        centre of texel (i, j) (row j along +y; x0, y0, cell from :meth:`sdf_headers`), + on the
+        road. A view, updated in place by each regenerate. RuntimeError when none is attached."""
+        if self.__dict__.get("_sdf") is None:
+            raise RuntimeError("track_gen: sdf: no SDF is attached (call attach_sdf first)")
+        return self._sdf[0]
+
+    def sdf_headers(self):
+        """float32 ``[E, 4]``: each env's SDF grid as (x0, y0, cell, inv_cell) [m, m, m, 1/m]. A
+        view. RuntimeError when none is attached."""
+        if self.__dict__.get("_sdf") is None:
+            raise RuntimeError("track_gen: sdf_headers: no SDF is attached (call attach_sdf first)")
+        return self._sdf[1]
 
     def attach_heightfield(self, resolution: int = 64, margin: float = 0.0, stream=None) -> None:
         """Allocates and attaches a heightfield: per env, an R x R grid (R = ``resolution``, in

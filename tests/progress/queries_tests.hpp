@@ -12,15 +12,18 @@
 /// run on host copies of the arrays, and the host-side argument checks.
 /// Templated over the backend policy; applied in queries_test.cpp (host) and .cu (CUDA).
 
+#include "collision/grid_copy.hpp"
 #include "progress_harness.hpp"
 
 #include <track_gen/queries.hpp>
+#include <track_gen/sdf.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace progress_test {
@@ -210,36 +213,57 @@ TEST_CASE_TEMPLATE_DEFINE("batch localize, track_ahead and progress_delta equal 
   CHECK(cmp.failures == 0);
 }
 
+/// One box per env around its centreline (some off the road, quaternions of non-unit norm within
+/// is_valid_box's range) with hints near and stale, and bad boxes in the envs e with e % 17 in
+/// {3, 7, 11, 13, 15} (bad_box).
+struct box_inputs {
+  std::vector<float3> centres;
+  std::vector<float4> quats;
+  std::vector<float2> extents;
+  std::vector<int> hints;
+  static bool bad_box(int e) { return e % 17 == 3 || e % 17 == 7 || e % 17 == 11 || e % 17 == 13 || e % 17 == 15; }
+  tg::box at(int e) const { return tg::box{centres[e], quats[e], extents[e]}; }
+};
+
+template <class Policy>
+box_inputs random_boxes(const query_fixture<Policy>& f) {
+  const int E = f.num_envs, N = f.tracks.num_samples;
+  lcg rng{202u};
+  box_inputs in;
+  in.centres.resize(E), in.quats.resize(E), in.extents.resize(E), in.hints.resize(E);
+  for (int e = 0; e < E; ++e) {
+    const double u = rng.next() * f.length(e);
+    const double hw = f.half_width(e);
+    const double left = (rng.next() * 2.0 - 1.0) * 1.2 * hw;
+    in.centres[e] = f.near_track(e, u, left, 0.1 * hw);
+    const double yaw = (rng.next() * 2.0 - 1.0) * pi, pitch = (rng.next() - 0.5) * 0.2;
+    const double scale = e % 6 == 1 ? 1.3 : 1.0;  // non-unit norms within is_valid_box's [0.5, 2]
+    const float4 q = euler_quaternion(yaw, pitch, 0.05);
+    in.quats[e] = q4(q.x * scale, q.y * scale, q.z * scale, q.w * scale);
+    in.extents[e] = f2d(hw * (0.2 + 0.3 * rng.next()), hw * (0.1 + 0.15 * rng.next()));
+    in.hints[e] = e % 9 == 5 ? N / 2 + static_cast<int>(u / f.length(e) * N) : static_cast<int>(u / f.length(e) * N);
+    switch (e % 17) {  // bad boxes
+      case 3: in.quats[e].y = NAN; break;
+      case 7: in.extents[e].x = 0.0f; break;
+      case 11: in.extents[e].y = -0.5f; break;
+      case 13: in.centres[e].x = INFINITY; break;
+      case 15: in.quats[e] = q4(0.0, 0.0, 0.0, 0.0); break;
+      default: break;
+    }
+  }
+  return in;
+}
+
 TEST_CASE_TEMPLATE_DEFINE("batch collide_boxes equals collide_box; bad boxes flag only their own env", Policy,
                           queries_collide) {
   query_fixture<Policy> f(query_envs());
   const int E = f.num_envs, N = f.tracks.num_samples;
   const int window = 8;
-  lcg rng{202u};
-  std::vector<float3> centres(E);
-  std::vector<float4> quats(E);
-  std::vector<float2> extents(E);
-  std::vector<int> hints(E);
-  for (int e = 0; e < E; ++e) {
-    const double u = rng.next() * f.length(e);
-    const double hw = f.half_width(e);
-    const double left = (rng.next() * 2.0 - 1.0) * 1.2 * hw;
-    centres[e] = f.near_track(e, u, left, 0.1 * hw);
-    const double yaw = (rng.next() * 2.0 - 1.0) * pi, pitch = (rng.next() - 0.5) * 0.2;
-    const double scale = e % 6 == 1 ? 1.3 : 1.0;  // non-unit norms within is_valid_box's [0.5, 2]
-    const float4 q = euler_quaternion(yaw, pitch, 0.05);
-    quats[e] = q4(q.x * scale, q.y * scale, q.z * scale, q.w * scale);
-    extents[e] = f2d(hw * (0.2 + 0.3 * rng.next()), hw * (0.1 + 0.15 * rng.next()));
-    hints[e] = e % 9 == 5 ? N / 2 + static_cast<int>(u / f.length(e) * N) : static_cast<int>(u / f.length(e) * N);
-    switch (e % 17) {  // bad boxes
-      case 3: quats[e].y = NAN; break;
-      case 7: extents[e].x = 0.0f; break;
-      case 11: extents[e].y = -0.5f; break;
-      case 13: centres[e].x = INFINITY; break;
-      case 15: quats[e] = q4(0.0, 0.0, 0.0, 0.0); break;
-      default: break;
-    }
-  }
+  const box_inputs in = random_boxes(f);
+  const std::vector<float3>& centres = in.centres;
+  const std::vector<float4>& quats = in.quats;
+  const std::vector<float2>& extents = in.extents;
+  const std::vector<int>& hints = in.hints;
   std::vector<tg::box_contact> want(E);
   for (int e = 0; e < E; ++e) want[e] = tg::collide_box(f.ref.track(e), tg::box{centres[e], quats[e], extents[e]}, hints[e], window);
 
@@ -265,7 +289,7 @@ TEST_CASE_TEMPLATE_DEFINE("batch collide_boxes equals collide_box; bad boxes fla
   int invalid = 0, out_of_bounds = 0;
   for (int e = 0; e < E; ++e) {
     const tg::box_contact& w = want[e];
-    const bool bad = e % 17 == 3 || e % 17 == 7 || e % 17 == 11 || e % 17 == 13 || e % 17 == 15;
+    const bool bad = box_inputs::bad_box(e);
     // The reference agrees with the construction: exactly the bad boxes are invalid.
     CHECK_MESSAGE(has(w.flags, tg::contact_flags::invalid) == bad, "env " << e);
     cmp.integer(got_flags[e], w.flags, "flags", e);
@@ -284,6 +308,92 @@ TEST_CASE_TEMPLATE_DEFINE("batch collide_boxes equals collide_box; bad boxes fla
   CHECK(invalid > 0);
   CHECK(out_of_bounds > E / 20);
   CHECK(out_of_bounds < E / 2);
+  CHECK(cmp.failures == 0);
+}
+
+TEST_CASE_TEMPLATE_DEFINE("batch collide_boxes_sdf and collide_box_discs equal sdf_ref::collide_box and collide_discs",
+                          Policy, queries_sdf_discs) {
+  query_fixture<Policy> f(query_envs());
+  const int E = f.num_envs, K = 5, R = 64;
+  const float radius = 0.15f;
+  const box_inputs in = random_boxes(f);
+  tg::sdf_field<Policy> field(E, R, f.r.stream().get());
+  field.bake(f.r.course().view().batch(), f.r.stream().get());
+  // The reference reads a host copy of the baked grid (the bake itself: sdf_test).
+  grid_test::grid_copy grid = grid_test::download_grid(field, f.r.stream());
+  const tg::sdf_ref host_field(grid.texels.data(), grid.headers.data(), E, R);
+  // K discs per env around its box: two near its centre (inside or touching), one at 1 m, one far
+  // away, one NaN (border_cones' padding, skipped).
+  lcg rng{303u};
+  std::vector<float3> discs(static_cast<std::size_t>(E) * K);
+  for (int e = 0; e < E; ++e) {
+    const float3 c = std::isfinite(in.centres[e].x) ? in.centres[e] : v3(0.0, 0.0, 0.0);
+    float3* d = discs.data() + static_cast<std::size_t>(e) * K;
+    const double a = rng.next() * 2.0 * pi;
+    d[0] = v3(c.x + 0.3 * std::cos(a), c.y + 0.3 * std::sin(a), c.z);
+    d[1] = v3(c.x + 0.05 * rng.next(), c.y - 0.05 * rng.next(), c.z + 0.3);
+    d[2] = v3(c.x + 1.0 * std::cos(a + 1.0), c.y + 1.0 * std::sin(a + 1.0), c.z);
+    d[3] = v3(c.x + 50.0, c.y, c.z);
+    d[4] = v3(NAN, NAN, NAN);
+    if (e % 4 == 2) std::swap(d[0], d[4]);  // padding first: skipped wherever it is
+  }
+  std::vector<tg::box_contact> want_sdf(E);
+  std::vector<tg::disc_hit> want_disc(E);
+  for (int e = 0; e < E; ++e) {
+    want_sdf[e] = host_field.collide_box(e, in.at(e));
+    want_disc[e] = tg::collide_discs(in.at(e), discs.data() + static_cast<std::size_t>(e) * K, K, radius);
+  }
+
+  auto c_in = f.upload(in.centres);
+  auto q_in = f.upload(in.quats);
+  auto x_in = f.upload(in.extents);
+  auto d_in = f.upload(discs);
+  using fixture = query_fixture<Policy>;
+  typename fixture::template buffer<std::uint32_t> flags(E), disc_flags(E);
+  typename fixture::template buffer<float> clearance(E), depth(E);
+  typename fixture::template buffer<float3> nearest(E), normal(E), point(E), disc_normal(E);
+  typename fixture::template buffer<int> side(E), disc(E);
+  tg::box_contact_outputs out;
+  out.flags = flags.data(), out.clearance = clearance.data(), out.nearest = nearest.data(), out.normal = normal.data();
+  out.side = side.data();
+  tg::collide_boxes_sdf<typename Policy::backend_type>(field.view(), c_in.data(), q_in.data(), x_in.data(), out,
+                                                       f.r.stream().get());
+  tg::disc_hit_outputs hits;
+  hits.flags = disc_flags.data(), hits.depth = depth.data(), hits.point = point.data(), hits.normal = disc_normal.data();
+  hits.disc = disc.data();
+  tg::collide_box_discs<typename Policy::backend_type>(E, c_in.data(), q_in.data(), x_in.data(), d_in.data(), K, radius,
+                                                       hits, f.r.stream().get());
+  const auto got_flags = flags.download(f.r.stream()), got_disc_flags = disc_flags.download(f.r.stream());
+  const auto got_clear = clearance.download(f.r.stream()), got_depth = depth.download(f.r.stream());
+  const auto got_near = nearest.download(f.r.stream()), got_normal = normal.download(f.r.stream());
+  const auto got_point = point.download(f.r.stream()), got_disc_normal = disc_normal.download(f.r.stream());
+  const auto got_side = side.download(f.r.stream()), got_disc = disc.download(f.r.stream());
+  comparer cmp{fixture::on_host};
+  int hit = 0, valid = 0, out_of_bounds = 0;
+  for (int e = 0; e < E; ++e) {
+    const tg::box_contact& w = want_sdf[e];
+    CHECK_MESSAGE(has(w.flags, tg::contact_flags::invalid) == box_inputs::bad_box(e), "env " << e);
+    cmp.integer(got_flags[e], w.flags, "sdf flags", e);
+    cmp(got_clear[e], w.clearance, 1e-3, "sdf clearance", e);
+    cmp(got_near[e], w.nearest, 2e-3, "sdf nearest", e);
+    cmp(got_normal[e], w.normal, 1e-3, "sdf normal", e);
+    cmp.integer(got_side[e], static_cast<int>(w.border), "sdf side", e);
+    const tg::disc_hit& h = want_disc[e];
+    CHECK_MESSAGE(has(h.flags, tg::contact_flags::invalid) == box_inputs::bad_box(e), "env " << e);
+    cmp.integer(got_disc_flags[e], h.flags, "disc flags", e);
+    cmp(got_depth[e], h.depth, 1e-4, "disc depth", e);
+    cmp(got_point[e], h.point, 1e-4, "disc point", e);
+    cmp(got_disc_normal[e], h.normal, 1e-4, "disc normal", e);
+    cmp.integer(got_disc[e], h.disc, "disc index", e);
+    if (!box_inputs::bad_box(e)) {
+      CHECK_MESSAGE(h.disc != 4 - (e % 4 == 2 ? 4 : 0), "env " << e << ": the NaN padding was taken");
+      hit += has(h.flags, tg::contact_flags::hit) ? 1 : 0;
+      ++valid;
+    }
+    out_of_bounds += has(w.flags, tg::contact_flags::out_of_bounds) ? 1 : 0;
+  }
+  CHECK(hit == valid);  // disc 1's centre is within 0.071 m of the box's, less than its radius
+  CHECK(out_of_bounds > E / 20);
   CHECK(cmp.failures == 0);
 }
 
