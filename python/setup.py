@@ -79,6 +79,16 @@ def build_cuda() -> bool:
         raise RuntimeError("track_gen setup: TRACK_GEN_BACKENDS=cuda, but "
                            + ("this torch was built without CUDA" if torch.version.cuda is None
                               else "the CUDA toolkit (nvcc) was not found: set CUDA_HOME"))
+    if available and wanted == "" and "TORCH_CUDA_ARCH_LIST" not in os.environ and torch.cuda.device_count() == 0:
+        # torch takes the architectures from the visible GPUs; with none (a machine without a GPU
+        # but with CUDA torch, PyPI's default, and nvcc) it has nothing to build for.
+        print("track_gen setup: CUDA torch and nvcc but no GPU visible and no TORCH_CUDA_ARCH_LIST or CUDAARCHS: "
+              "building the CPU-only extension; to build for GPUs elsewhere set TORCH_CUDA_ARCH_LIST (e.g. 9.0) "
+              "or TRACK_GEN_BACKENDS=cuda with one of them")
+        return False
+    if wanted == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ and torch.cuda.device_count() == 0:
+        raise RuntimeError("track_gen setup: TRACK_GEN_BACKENDS=cuda with no GPU visible: set TORCH_CUDA_ARCH_LIST "
+                           "(e.g. 9.0) or CUDAARCHS (e.g. 90) to say which GPUs to build for")
     return available and wanted != "cpu"
 
 

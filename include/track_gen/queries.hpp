@@ -288,6 +288,23 @@ struct border_cones_op {
   }
 };
 
+struct border_walls_op {
+  track_batch_ref view;
+  border_side side;
+  float spacing;
+  int capacity;
+  float3* scratch;
+  wall_piece* out;
+  int* count;
+  TRACK_GEN_HD void operator()(int e) const {
+    wall_piece* walls = out + static_cast<std::size_t>(e) * capacity;
+    const int total = border_walls(view.track(e), side, spacing, scratch + static_cast<std::size_t>(e) * (capacity + 1),
+                                   walls, capacity);
+    for (int i = total; i < capacity; ++i) walls[i] = wall_piece{f3(NAN, NAN, NAN), NAN, NAN};  // padding
+    if (count != nullptr) count[e] = total;
+  }
+};
+
 struct sample_heights_op {
   heightfield_ref field;
   const float* x;
@@ -302,6 +319,20 @@ struct sample_heights_op {
     if (gradient != nullptr) gradient[i] = g;
   }
 };
+
+/// The scalar arguments of border_cones / border_walls (`fn`): std::invalid_argument naming
+/// the bad one and its range.
+inline void check_prop_arguments(const char* fn, border_side side, float spacing, int capacity) {
+  if (side != border_side::left && side != border_side::right)
+    throw std::invalid_argument(std::string("track_gen: ") + fn + ": side = " + std::to_string(static_cast<int>(side)) +
+                                ", expected border_side::left (0) or border_side::right (1)");
+  if (!(std::isfinite(spacing) && spacing > 0.0f))
+    throw std::invalid_argument(std::string("track_gen: ") + fn + ": spacing = " + format_number(spacing) +
+                                " m, expected a finite value > 0");
+  if (capacity <= 0)
+    throw std::invalid_argument(std::string("track_gen: ") + fn + ": capacity = " + std::to_string(capacity) +
+                                ", expected > 0 props per env");
+}
 
 template <class Backend, class Op>
 void run_query(int count, const Op& op, typename Backend::stream_type stream) {
@@ -550,17 +581,28 @@ void speed_profile(const track_batch_ref& view, const speed_limits& limits, floa
 template <class Backend = backend::default_backend>
 void border_cones(const track_batch_ref& view, border_side side, float spacing, int capacity, float3* out, int* count,
                   typename Backend::stream_type stream) {
-  if (side != border_side::left && side != border_side::right)
-    throw std::invalid_argument("track_gen: border_cones: side = " + std::to_string(static_cast<int>(side)) +
-                                ", expected border_side::left (0) or border_side::right (1)");
-  if (!(std::isfinite(spacing) && spacing > 0.0f))
-    throw std::invalid_argument("track_gen: border_cones: spacing = " + std::to_string(spacing) +
-                                " m, expected a finite value > 0");
-  if (capacity <= 0)
-    throw std::invalid_argument("track_gen: border_cones: capacity = " + std::to_string(capacity) +
-                                ", expected > 0 cones per env");
+  detail::check_prop_arguments("border_cones", side, spacing, capacity);
   detail::check_pointers<Backend>("border_cones", {{out, "out"}}, {{count, "count"}});
   detail::run_query<Backend>(view.num_envs(), detail::border_cones_op{view, side, spacing, capacity, out, count}, stream);
+}
+
+/// Wall pieces along one border of every env's track (props.hpp `border_walls`): the segments
+/// between consecutive cones of border_cones (the last closing the loop), as instancing
+/// transforms: env e's first min(count_e, C) pieces go to `out[e C .. e C + C)` (C = capacity),
+/// the rest of that row is NaN (padding); `count[e]` = count_e as border_cones (more than C: the
+/// row was cut). For an `[E, C, 5]` float tensor (x, y, z, yaw, length).
+/// @param side     border_side::left or right. @param spacing finite > 0 [m]. @param capacity C > 0.
+/// @param scratch  float3 [E * (C + 1)], the cones the pieces join (required; overwritten).
+/// @param out      wall_piece [E * C], required. @param count int [E], or null.
+/// O(N + C) per env: for after a regeneration. Asynchronous on `stream`.
+/// @throws std::invalid_argument as border_cones, or `scratch` null.
+template <class Backend = backend::default_backend>
+void border_walls(const track_batch_ref& view, border_side side, float spacing, int capacity, float3* scratch,
+                  wall_piece* out, int* count, typename Backend::stream_type stream) {
+  detail::check_prop_arguments("border_walls", side, spacing, capacity);
+  detail::check_pointers<Backend>("border_walls", {{scratch, "scratch"}, {out, "out"}}, {{count, "count"}});
+  detail::run_query<Backend>(view.num_envs(),
+                             detail::border_walls_op{view, side, spacing, capacity, scratch, out, count}, stream);
 }
 
 /// The terrain height (heightfield.hpp `heightfield_ref::sample`) at K points per env: `out[e K +

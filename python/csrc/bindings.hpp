@@ -283,6 +283,16 @@ inline tg::elevation_kind elevation_kind_of(const std::string& name) {
 
 inline void apply_overrides(tg::track_params& p, const py::dict& overrides);
 
+/// `value` as an int, or std::invalid_argument naming parameter `name` (a Python int beyond 32
+/// bits would otherwise wrap or fail to cast without a name).
+inline int checked_int(const std::string& name, long long value) {
+  if (value < INT32_MIN || value > INT32_MAX)
+    throw std::invalid_argument("track_gen: track parameter '" + name + "' = " +
+                                (value == INT64_MAX ? std::string("a huge int") : std::to_string(value)) +
+                                " does not fit a 32-bit int (docs/parameters.md has its range)");
+  return static_cast<int>(value);
+}
+
 /// track_params of `preset` ("track", "drone_track", "elevated_drone_track" or "gate_course") for `num_envs`, then `overrides`
 /// ({"name": value}, names as above). The library checks the ranges at construction.
 inline tg::track_params make_params(const std::string& preset, int num_envs, const py::dict& overrides) {
@@ -332,7 +342,17 @@ inline void apply_overrides(tg::track_params& p, const py::dict& overrides) {
     bool found = false;
     for (const auto& f : int_fields()) {
       if (name != f.name) continue;
-      f.set(p, py::cast<int>(value));
+      // pybind11 would cast 128.0 to nothing and say so without naming the parameter.
+      if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+        throw py::type_error("track_gen: track parameter '" + name + "' must be an int, got " +
+                             std::string(py::str(py::repr(value))));
+      long long wide = 0;
+      try {
+        wide = py::cast<long long>(value);
+      } catch (const py::cast_error&) {
+        wide = INT64_MAX;  // beyond 64 bits: reported as not fitting 32
+      }
+      f.set(p, checked_int(name, wide));
       found = true;
     }
     for (const auto& f : float_fields()) {
@@ -445,6 +465,8 @@ template <class F>
 decltype(auto) python_errors(F&& f) {
   try {
     return f();
+  } catch (const py::builtin_exception&) {
+    throw;  // py::type_error and its kin: pybind11 raises them as their Python types
   } catch (const tg::capture_error& e) {
     raise_python(capture_error_type().ptr(), e.what());
   } catch (const std::invalid_argument& e) {
@@ -814,6 +836,19 @@ class py_course {
                                    static_cast<int>(k), radius, out, traits::stream_of(stream, device_));
   }
 
+  /// tg::border_walls: `side` 0 left, 1 right; `scratch` float32 [E, C + 1, 3], `out` float32
+  /// [E, C, 5] (x, y, z, yaw, length per piece), `count` int32 [E].
+  void walls(int side, float spacing, int capacity, const at::Tensor& scratch, const at::Tensor& out,
+             const at::Tensor& count, std::optional<std::uintptr_t> stream) {
+    static_assert(sizeof(tg::wall_piece) == 5 * sizeof(float), "a wall piece is five floats: x, y, z, yaw, length");
+    typename traits::guard guard(device_);
+    const std::int64_t e = course_->num_envs();
+    tg::border_walls<Backend>(course_->view().batch(), static_cast<tg::border_side>(side), spacing, capacity,
+                              query_tensor<float3>(scratch, at::kFloat, {e, capacity + std::int64_t{1}, 3}, where_, "scratch"),
+                              query_tensor<tg::wall_piece>(out, at::kFloat, {e, capacity, 5}, where_, "out"),
+                              query_tensor<int>(count, at::kInt, {e}, where_, "count"), traits::stream_of(stream, device_));
+  }
+
   /// `side`: 0 left, 1 right.
   void cones(int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count,
              std::optional<std::uintptr_t> stream) {
@@ -955,6 +990,13 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
              python_errors([&] { c.cones(side, spacing, capacity, out, count, st); });
            },
            py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("out"), py::arg("count"),
+           py::arg("stream") = py::none())
+      .def("walls",
+           [](course_type& c, int side, float spacing, int capacity, const at::Tensor& scratch, const at::Tensor& out,
+              const at::Tensor& count, opt_stream st) {
+             python_errors([&] { c.walls(side, spacing, capacity, scratch, out, count, st); });
+           },
+           py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("scratch"), py::arg("out"), py::arg("count"),
            py::arg("stream") = py::none())
       .def("attach_heightfield",
            [](course_type& c, int resolution, float margin, opt_stream st) {

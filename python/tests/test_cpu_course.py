@@ -119,3 +119,30 @@ def test_track_variants_give_each_env_its_own_parameters():
         Course.track(params, variants=variants)
     with pytest.raises(ValueError, match="radius_min"):  # a variant's range error names the parameter
         Course.track(params, variants=[{"polar": {"radius_min": -1.0}}], env_variant=[0] * E)
+
+
+@pytest.mark.cpu
+def test_rebinding_memory_behind_the_course_s_back_is_refused():
+    """The course reads the memory given to bind at every step: a bound tensor moved to new memory
+    (t.data = ..., set_, resize_) must raise, not make the step read freed memory."""
+    course = cpu_course(8)
+    position = torch.zeros(8, 3)
+    course.bind(position=position)
+    course.step()
+    position.copy_(torch.ones(8, 3))  # in place: fine
+    course.step()
+    position.data = torch.zeros(8, 3)
+    with pytest.raises(ValueError, match="new memory since bind"):
+        course.step()
+    course.bind(position=position)    # binding again is the cure
+    course.step()
+
+
+@pytest.mark.cpu
+def test_parameter_types_are_named():
+    with pytest.raises(TypeError, match="'num_samples' must be an int, got 128.0"):
+        Course.track(presets.track(8, device="cpu", num_samples=128.0))
+    with pytest.raises(ValueError, match="'polar.control_points' = 4294967296 does not fit a 32-bit int"):
+        Course.track(presets.track(8, device="cpu", polar={"control_points": 2**32}))
+    with pytest.raises(ValueError, match="num_envs = 2147483648 does not fit a 32-bit int"):
+        presets.track(2**31, device="cpu")

@@ -231,6 +231,26 @@ def test_box_against_discs_is_the_closed_form(device):
         course.collide_discs(pos, q, ext, discs, radius=-1.0)
 
 
+def test_walls_join_the_cones_on_a_circle(device):
+    course = circle_course(device, 2)
+    spacing = 2.0
+    cones = course.cones("left", spacing, capacity=200)
+    walls = course.walls("left", spacing, capacity=200)
+    n = int(cones.count[0])
+    assert torch.equal(walls.count, cones.count) and n < 200
+    p = cones.position[0, :n].double()
+    q = torch.roll(p, -1, dims=0)                              # piece i joins cone i to cone i + 1 (closing)
+    assert (walls.position[0, :n].double() - (p + q) / 2).abs().max() < 1e-4
+    d = q - p
+    assert (walls.length[0, :n].double() - d.norm(dim=-1)).abs().max() < 1e-4
+    assert wrap(walls.yaw[0, :n].double() - torch.atan2(d[:, 1], d[:, 0])).abs().max() < 1e-4
+    chord = 2 * (R - HW) * math.sin(math.pi / n)               # n pieces around the inner circle
+    assert (walls.length[0, :n].double() - chord).abs().max() < 0.01
+    assert torch.isnan(walls.position[:, n:]).all() and torch.isnan(walls.yaw[:, n:]).all()
+    with pytest.raises(ValueError, match="capacity"):
+        course.walls("left", spacing, capacity=0)
+
+
 @pytest.mark.gpu
 def test_captured_graph_replays_into_the_same_outputs():
     device = "cuda:0"

@@ -162,6 +162,18 @@ class _CourseBase:
         count: torch.Tensor,
         stream: Optional[int] = None,
     ) -> None: ...
+    def walls(
+        self,
+        side: int,
+        spacing: float,
+        capacity: int,
+        scratch: torch.Tensor,
+        out: torch.Tensor,
+        count: torch.Tensor,
+        stream: Optional[int] = None,
+    ) -> None:
+        """Wall pieces along a border (border_walls): side 0 left, 1 right; scratch float32
+        [E, C + 1, 3]; out float32 [E, C, 5] (x, y, z, yaw, length), NaN-padded; count int32 [E]."""
     def attach_heightfield(self, resolution: int, margin: float, stream: Optional[int] = None) -> None:
         """Allocates a heightfield (heightfield.hpp) of R = resolution texels per side and margin
         [m], attaches it (baked now, then by each regenerate for its envs); replaces the one

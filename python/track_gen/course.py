@@ -34,7 +34,7 @@ from .exec import recording
 from .pipeline.presets import TrackParams
 
 __all__ = ["BoxContact", "Cones", "Course", "DiscHit", "Events", "GateFrameHit", "Progress", "Spawn", "StepOutputs", "TrackFrame",
-           "Tracks", "progress_flag_bits", "status_bits"]
+           "Tracks", "Walls", "progress_flag_bits", "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -158,6 +158,15 @@ class Cones(NamedTuple):
     """Cones along one border (:meth:`Course.cones`)."""
     position: object  #: float32 [E, C, 3] [m]: count[e] cones then NaN padding (cut at C)
     count: object     #: int32 [E]: cones of each env's border; more than C means its row was cut
+
+
+class Walls(NamedTuple):
+    """Wall pieces along one border (:meth:`Course.walls`): the segments between consecutive
+    cones, as instancing transforms (views of one float32 [E, C, 5] buffer)."""
+    position: object  #: float32 [E, C, 3] [m]: each piece's midpoint, then NaN padding (cut at C)
+    yaw: object       #: float32 [E, C] [rad]: its heading about +z from +x, in (-pi, pi]
+    length: object    #: float32 [E, C] [m]: its length
+    count: object     #: int32 [E]: pieces of each env's border; more than C means its row was cut
 
 
 def _stream_arg(stream) -> Optional[int]:
@@ -463,6 +472,7 @@ class Course:
         if orientation is None:
             self._impl.bind(position)
             self._position, self._boxes = position, None
+            self._bound_memory = self._memory_of(position, None)
             return
         orientation = self._points_e(orientation, "orientation", 4)
         half_extents = self._points_e(half_extents, "half_extents", 2)
@@ -474,6 +484,22 @@ class Course:
         self._impl.bind(position, quat, half_extents, _stream_arg(stream))
         self._position = position
         self._boxes = {"orientation": orientation, "quat": quat, "half_extents": half_extents, "reorder": not xyzw}
+        self._bound_memory = self._memory_of(position, self._boxes)
+
+    @staticmethod
+    def _memory_of(position, boxes) -> tuple:
+        """The addresses the C++ course keeps from ``bind`` (the tensors it reads at every step)."""
+        kept = [position] if boxes is None else [position, boxes["quat"], boxes["half_extents"]]
+        return tuple(t.data_ptr() for t in kept)
+
+    def _check_bound_memory(self) -> None:
+        """ValueError when a bound tensor now lives elsewhere (``t.data = ...``, ``set_``,
+        ``resize_`` beyond its storage): the course would read the old, maybe freed, memory."""
+        boxes = self.__dict__.get("_boxes")
+        if self._memory_of(self._position, boxes) != self._bound_memory:
+            raise ValueError("track_gen: step: a bound tensor (position, orientation or half_extents) has new memory "
+                             "since bind (t.data = ..., set_ or resize_); the course reads the memory given to bind: "
+                             "write into it in place (t.copy_(...)) or call bind again")
 
     @staticmethod
     def _reorder(wxyz, xyzw, stream) -> None:
@@ -518,6 +544,7 @@ class Course:
         """
         if self._position is None:
             raise RuntimeError("track_gen: course::step: no positions bound; call bind(position=...) first")
+        self._check_bound_memory()
         reg = recording.current()
         if reg is not None:
             reg.note(self)
@@ -924,17 +951,44 @@ class Course:
         same side and capacity.
         Raises ValueError: side not "left"/"right", spacing <= 0, capacity <= 0."""
         import torch  # noqa: PLC0415
-        if side not in ("left", "right"):
-            raise ValueError(f"track_gen: cones: side must be 'left' or 'right', got {side!r}")
-        c = int(capacity)
-        if c <= 0:
-            raise ValueError(f"track_gen: cones: capacity = {capacity}, expected > 0")
+        c = self._prop_arguments("cones", side, capacity)
         b = self._buffers(("cones", side, c), lambda: Cones(torch.zeros(self.num_envs, c, 3, device=self.device),
                                                             torch.zeros(self.num_envs, dtype=torch.int32,
                                                                         device=self.device)))
         self._note()
         self._impl.cones(0 if side == "left" else 1, float(spacing), c, b.position, b.count, _stream_arg(stream))
         return b
+
+    def walls(self, side: str = "left", spacing: float = 2.0, capacity: int = 256, stream=None) -> Walls:
+        """Wall pieces along the ``"left"`` or ``"right"`` border of every track (C++
+        ``border_walls``): the segments between the cones :meth:`cones` would place at ``spacing``
+        (the last closing the loop), each as an instancing transform (midpoint, yaw, length) for a
+        renderer. The first ``capacity`` go to row e, the rest is NaN; ``count[e]`` > capacity
+        means the row was cut. Returns :class:`Walls`, reused by the next call with the same side
+        and capacity. Raises ValueError: side not "left"/"right", spacing <= 0, capacity <= 0."""
+        import torch  # noqa: PLC0415
+        c = self._prop_arguments("walls", side, capacity)
+        E, dev = self.num_envs, self.device
+
+        def make():
+            pieces = torch.zeros(E, c, 5, device=dev)
+            return {"scratch": torch.zeros(E, c + 1, 3, device=dev), "pieces": pieces,
+                    "walls": Walls(pieces[..., :3], pieces[..., 3], pieces[..., 4],
+                                   torch.zeros(E, dtype=torch.int32, device=dev))}
+        b = self._buffers(("walls", side, c), make)
+        self._note()
+        self._impl.walls(0 if side == "left" else 1, float(spacing), c, b["scratch"], b["pieces"], b["walls"].count,
+                         _stream_arg(stream))
+        return b["walls"]
+
+    @staticmethod
+    def _prop_arguments(fn: str, side, capacity) -> int:
+        """`capacity` as an int after checking `side` and it (ValueError naming them)."""
+        if side not in ("left", "right"):
+            raise ValueError(f"track_gen: {fn}: side must be 'left' or 'right', got {side!r}")
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
+            raise ValueError(f"track_gen: {fn}: capacity = {capacity!r}, expected an int > 0")
+        return capacity
 
     # ---- heightfield (C++ heightfield.hpp) -------------------------------------------------------
 

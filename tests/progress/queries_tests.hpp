@@ -397,7 +397,8 @@ TEST_CASE_TEMPLATE_DEFINE("batch collide_boxes_sdf and collide_box_discs equal s
   CHECK(cmp.failures == 0);
 }
 
-TEST_CASE_TEMPLATE_DEFINE("batch speed_profile and border_cones equal the per-env functions", Policy, queries_profile_props) {
+TEST_CASE_TEMPLATE_DEFINE("batch speed_profile, border_cones and border_walls equal the per-env functions", Policy,
+                          queries_profile_props) {
   query_fixture<Policy> f(query_envs());
   const int E = f.num_envs, N = f.tracks.num_samples;
   const tg::course_ref view = f.r.course().view();
@@ -436,6 +437,26 @@ TEST_CASE_TEMPLATE_DEFINE("batch speed_profile and border_cones equal the per-en
       for (int i = 0; i < capacity; ++i) {
         const float3 w = i < total ? want[i] : v3(NAN, NAN, NAN);  // padding
         cmp(got[static_cast<std::size_t>(e) * capacity + i], w, 2e-3, "cone", e);
+      }
+    }
+    // Walls between the same cones: border_walls with a scratch row of C + 1 cones per env.
+    typename query_fixture<Policy>::template buffer<float3> scratch(static_cast<std::size_t>(E) * (capacity + 1));
+    typename query_fixture<Policy>::template buffer<tg::wall_piece> walls(static_cast<std::size_t>(E) * capacity);
+    tg::border_walls<typename Policy::backend_type>(view.batch(), side, spacing, capacity, scratch.data(), walls.data(),
+                                                    count.data(), f.r.stream().get());
+    const auto got_walls = walls.download(f.r.stream());
+    const auto got_wall_count = count.download(f.r.stream());
+    std::vector<float3> want_scratch(static_cast<std::size_t>(capacity) + 1);
+    std::vector<tg::wall_piece> want_walls(static_cast<std::size_t>(capacity));
+    for (int e = 0; e < E; ++e) {
+      const int total = tg::border_walls(f.ref.track(e), side, spacing, want_scratch.data(), want_walls.data(), capacity);
+      cmp.integer(got_wall_count[e], total, "wall count", e);
+      for (int i = 0; i < capacity; ++i) {
+        const tg::wall_piece& g = got_walls[static_cast<std::size_t>(e) * capacity + i];
+        const tg::wall_piece w = i < total ? want_walls[i] : tg::wall_piece{v3(NAN, NAN, NAN), NAN, NAN};
+        cmp(g.position, w.position, 2e-3, "wall position", e);
+        cmp.angle(g.yaw, w.yaw, 1e-3, "wall yaw", e);
+        cmp(g.length, w.length, 2e-3, "wall length", e);
       }
     }
   }

@@ -116,12 +116,14 @@ def registered(stream=None, graph=None, capture_mode=None,
     mode = _capture_mode(capture_mode)
     if not isinstance(conditional, bool):
         raise TypeError(f"conditional must be a bool, got {type(conditional).__name__} {conditional!r}")
-    handle = _stream_handle(stream)
+    handle = None if stream is None else _stream_handle(stream)  # its type checked before loading anything
     from .. import _extension  # noqa: PLC0415 - lazy: loads torch and the compiled extension
     ext = _extension()
     if not hasattr(ext, "capture_info"):
         raise CaptureError("track_gen.interop.torch.registered(): this track_gen was built without CUDA (CPU only), "
                            "so there are no graphs to record into")
+    if handle is None:
+        handle = _stream_handle(None)
     status, capture_id = ext.capture_info(handle)
     if status != 1:
         what = "its capture was invalidated by an earlier error" if status == 2 else "it is not capturing"

@@ -156,6 +156,9 @@ def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
         raise TypeError(f"num_envs must be an int, got {num_envs!r}")
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    if num_envs > 2**31 - 1:  # the library's own range (track_params.num_envs) is checked at construction
+        raise ValueError(f"num_envs = {num_envs} does not fit a 32-bit int (track_params.num_envs: "
+                         "docs/parameters.md has its range)")
     flat = _flatten(overrides)
     flat["seed"] = _check_value("seed", seed)
     return TrackParams(preset, num_envs, _device_string(device), flat)
