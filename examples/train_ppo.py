@@ -9,7 +9,8 @@ Needs torch, the compiled extension (``pip install --no-build-isolation ./python
 PyPI, ``rsl-rl-lib gymnasium tqdm`` (``matplotlib`` for ``--plot``). Writes to ``--out``
 (default ``build-ppo/``): ``progress.csv`` and ``progress.json`` (per iteration: env steps so far,
 episodes ended, mean progress [m] and laps per ended episode, mean return and length, losses,
-steps per second), ``eval.json`` (the evaluation) and ``model.pt`` (rsl-rl's checkpoint).
+steps per second; progress is what the reward credits, capped at the next gate in order, raw
+progress the foot's uncapped), ``eval.json`` (the evaluation) and ``model.pt`` (rsl-rl's checkpoint).
 
 Evaluation: the trained policy (its mean action, no sampling) drives one episode per env on
 tracks of seeds the training never saw (``--eval-seeds``, each a fresh course of
@@ -202,7 +203,7 @@ def main(argv=None) -> int:
     rows = []
     E, T = args.envs, args.steps_per_env
     csv_path = out / "progress.csv"
-    fields = ["iteration", "env_steps", "episodes", "mean_progress_m", "mean_laps", "mean_return",
+    fields = ["iteration", "env_steps", "episodes", "mean_progress_m", "mean_raw_progress_m", "mean_laps", "mean_return",
               "mean_length_steps", "mean_step_reward", "steps_per_s", "collect_s", "learn_s", "value_loss",
               "surrogate_loss", "entropy", "learning_rate", "action_std"]
     obs = wrapped.get_observations().to(args.device)
@@ -216,7 +217,7 @@ def main(argv=None) -> int:
         for it in bar:
             # Episode statistics stay on the device during the rollout (no per-step sync).
             episodes = torch.zeros((), device=dev)
-            sums = {k: torch.zeros((), device=dev) for k in ("progress", "laps", "return", "length")}
+            sums = {k: torch.zeros((), device=dev) for k in ("progress", "raw_progress", "laps", "return", "length")}
             reward_sum = torch.zeros((), device=dev)
             start = time.perf_counter()
             with torch.inference_mode():
@@ -241,6 +242,7 @@ def main(argv=None) -> int:
             n = float(episodes)
             row = {"iteration": it, "env_steps": env_steps, "episodes": int(n),
                    "mean_progress_m": float(sums["progress"]) / n if n else math.nan,
+                   "mean_raw_progress_m": float(sums["raw_progress"]) / n if n else math.nan,
                    "mean_laps": float(sums["laps"]) / n if n else math.nan,
                    "mean_return": float(sums["return"]) / n if n else math.nan,
                    "mean_length_steps": float(sums["length"]) / n if n else math.nan,

@@ -1,7 +1,8 @@
 """``track_gen.envs.CarRacingVecEnv`` (Gymnasium VectorEnv on torch tensors) and its kinematic
 bicycle model: spaces, same-step autoreset, rewards against an independent progress computation,
 the car model against its closed form (a circle of radius L / tan(delta)), determinism, and on a
-GPU the captured CUDA graph against eager steps."""
+GPU the captured CUDA graph against eager steps. Tests taking ``device`` run on the CPU and, on a
+GPU machine, on cuda:0 too."""
 import math
 import os
 
@@ -116,9 +117,8 @@ def test_config_errors_name_the_field():
 # ---- the vector environment --------------------------------------------------------------------
 
 
-@pytest.mark.cpu
-def test_spaces_shapes_and_dtypes_follow_gymnasium():
-    env = make_env(6)
+def test_spaces_shapes_and_dtypes_follow_gymnasium(device):
+    env = make_env(6, device)
     cfg = env.config
     D = 2 * cfg.look_ahead_points + 5
     assert isinstance(env, gymnasium.vector.VectorEnv)
@@ -127,8 +127,8 @@ def test_spaces_shapes_and_dtypes_follow_gymnasium():
     assert env.observation_space == gymnasium.vector.utils.batch_space(env.single_observation_space, 6)
     assert env.action_space == gymnasium.vector.utils.batch_space(env.single_action_space, 6)
     obs, infos = env.reset()
-    assert obs.shape == (6, D) and obs.dtype == torch.float32 and obs.device.type == "cpu"
-    assert env.observation_space.contains(obs.numpy())
+    assert obs.shape == (6, D) and obs.dtype == torch.float32 and obs.device == torch.device(device)
+    assert env.observation_space.contains(obs.cpu().numpy())
     env.action_space.seed(0)
     for _ in range(30):
         obs, rew, term, trunc, infos = env.step(env.action_space.sample())  # NumPy actions are accepted
@@ -136,7 +136,7 @@ def test_spaces_shapes_and_dtypes_follow_gymnasium():
         assert term.dtype == torch.bool and trunc.dtype == torch.bool and term.shape == trunc.shape == (6,)
         assert infos["final_obs"].shape == (6, D) and infos["_final_obs"].dtype == torch.bool
         for i in range(6):
-            assert env.single_observation_space.contains(obs[i].numpy())
+            assert env.single_observation_space.contains(obs[i].cpu().numpy())
         assert torch.isfinite(obs).all() and torch.isfinite(rew).all()
     with pytest.raises(ValueError, match="shape"):
         env.step(torch.zeros(5, 2))
@@ -144,9 +144,8 @@ def test_spaces_shapes_and_dtypes_follow_gymnasium():
         env.reset(options={"foo": 1})
 
 
-@pytest.mark.cpu
-def test_a_first_observation_is_a_standing_car_on_the_centreline_heading_along_it():
-    env = make_env(8, spawn_lateral=0.0)
+def test_a_first_observation_is_a_standing_car_on_the_centreline_heading_along_it(device):
+    env = make_env(8, device, spawn_lateral=0.0)
     K = env.config.look_ahead_points
     obs, _ = env.reset()
     assert (obs[:, 2 * K] == 0).all() and (obs[:, 2 * K + 3:] == 0).all()   # speed, previous action
@@ -159,12 +158,11 @@ def test_a_first_observation_is_a_standing_car_on_the_centreline_heading_along_i
     assert (first[:, 0] > 0).all()
 
 
-@pytest.mark.cpu
-def test_same_step_autoreset_gives_the_new_episode_and_leaves_other_envs_untouched():
+def test_same_step_autoreset_gives_the_new_episode_and_leaves_other_envs_untouched(device):
     # Twin envs (same seed): in A env 0 drives off the road at full steer and throttle, in B it
     # stands still like every other env. A's env 0 ends (off-road timeout); the others must
     # match B bit for bit, step by step.
-    kw = dict(num_envs=6, off_road_timeout=0.2, spawn_lateral=0.0)
+    kw = dict(num_envs=6, device=device, off_road_timeout=0.2, spawn_lateral=0.0)
     a, b = make_env(**kw), make_env(**kw)
     oa, _ = a.reset()
     ob, _ = b.reset()
@@ -206,12 +204,11 @@ def test_same_step_autoreset_gives_the_new_episode_and_leaves_other_envs_untouch
     assert not ta[0] and not ia["_final_obs"][0] and a.episode_length_buf[0] == 1
 
 
-@pytest.mark.cpu
-def test_a_step_limit_of_one_resets_every_env_every_step():
-    env = make_env(5, max_episode_steps=1)
+def test_a_step_limit_of_one_resets_every_env_every_step(device):
+    env = make_env(5, device, max_episode_steps=1)
     K = env.config.look_ahead_points
     env.reset()
-    act = torch.tensor([[0.5, 1.0]]).repeat(5, 1)
+    act = torch.tensor([[0.5, 1.0]], device=device).repeat(5, 1)
     for i in range(1, 4):
         obs, rew, term, trunc, infos = env.step(act)
         assert trunc.all() and not term.any() and infos["_final_obs"].all()
@@ -220,13 +217,12 @@ def test_a_step_limit_of_one_resets_every_env_every_step():
         assert infos["episode"].tolist() == [i] * 5 and (infos["final_info"]["length"] == 1).all()
 
 
-@pytest.mark.cpu
-def test_reward_is_the_signed_progress_along_the_centreline():
+def test_reward_is_the_signed_progress_along_the_centreline(device):
     # No penalty or bonus: the reward is the progress of the car's foot on the centreline,
     # checked against an independent float64 projection on the centreline polyline. The cars
     # stay on the road, where the nearest point is well defined (far off the road, near a
     # curve's centre, many segments are nearly equidistant and float32 may pick another foot).
-    env = make_env(8, off_road_penalty=0.0, lap_bonus=0.0, progress_weight=1.0, spawn_lateral=0.05)
+    env = make_env(8, device, off_road_penalty=0.0, lap_bonus=0.0, progress_weight=1.0, spawn_lateral=0.05)
     obs, _ = env.reset()
     K = env.config.look_ahead_points
     env.yaw[:4] = torch.remainder(env.yaw[:4], 2 * math.pi) - math.pi    # half of them face backwards
@@ -234,10 +230,10 @@ def test_reward_is_the_signed_progress_along_the_centreline():
     pts, arc, length = t.position[..., :2].double(), t.arc_length.double(), t.length.double()
     xy = torch.stack([env.x, env.y], 1).double()
     s0 = project(pts, arc, length, xy)
-    total = torch.zeros(8, dtype=torch.float64)
+    total = torch.zeros(8, dtype=torch.float64, device=device)
     for i in range(80):
         act = pure_pursuit(env, obs)
-        act[:4] = torch.tensor([0.0, 0.3 if i < 8 else -1.0])   # backwards a little, then brake
+        act[:4] = torch.tensor([0.0, 0.3 if i < 8 else -1.0], device=device)   # backwards a little, then brake
         obs, rew, term, trunc, infos = env.step(act)
         assert not (term | trunc).any() and (obs[:, 2 * K + 1].abs() < 1).all()   # on the road
         xy = torch.stack([env.x, env.y], 1).double()
@@ -251,13 +247,47 @@ def test_reward_is_the_signed_progress_along_the_centreline():
     assert torch.allclose(env.episode_progress.double(), total, atol=1e-3)
 
 
-@pytest.mark.cpu
-def test_a_scripted_driver_completes_laps_and_earns_the_lap_bonus():
-    env = make_env(6, laps_to_finish=1, lap_bonus=10.0, off_road_penalty=0.0)
+@pytest.mark.parametrize("cap", [True, False])
+def test_a_jump_ahead_is_credited_only_up_to_the_next_gate(device, cap):
+    # A car moved 5 m ahead along its track (what cutting across the infield does to its foot on
+    # the centreline) without passing the gates in between: uncapped, the reward pays
+    # the jump; capped, only up to half a gate spacing past the first gate ahead of the spawn,
+    # and nothing more until the skipped gate is passed (driving on from there earns 0).
+    env = make_env(4, device, spawn_lateral=0.0, off_road_penalty=0.0, progress_cap=cap)
+    obs, _ = env.reset()
+    t = env.course.tracks
+    L, G = t.length[0].double().item(), int(t.num_gates[0])
+    spacing = L / G
+    s0 = env.s_prev[0].double().item()
+    arc = t.arc_length[0].double()
+    k = int(torch.argmin((arc - math.fmod(s0 + 5.0, L)).abs()))
+    jump = math.remainder(arc[k].item() - s0, L)
+    # Over the gates, 5 m up (outside their openings: the course credits none of them), then down.
+    env.position[0, 2] = 5.0
+    env.step(torch.zeros(4, 2))
+    env.x[0], env.y[0] = t.position[0, k, 0], t.position[0, k, 1]
+    obs, rew, term, trunc, infos = env.step(torch.zeros(4, 2))
+    assert env.course.gates_passed[0] == 0
+    env.position[0, 2] = t.position[0, k, 2]
+    d0 = math.ceil(s0 / spacing) * spacing - s0          # to the first gate ahead (gates at i L / G)
+    want = min(jump, d0 + 0.5 * spacing) if cap else jump
+    assert abs(jump - 5.0) < 0.2 and rew[0].item() == pytest.approx(want, abs=2e-3)
+    assert (rew[1:] == 0).all()                           # the others stand still
+    for _ in range(10):
+        obs, rew, term, trunc, infos = env.step(pure_pursuit(env, obs))
+        assert not (term | trunc).any()
+        if cap:
+            assert rew[0].item() == 0.0
+        else:
+            assert rew[0].item() > 0.0
+
+
+def test_a_scripted_driver_completes_laps_and_earns_the_lap_bonus(device):
+    env = make_env(6, device, laps_to_finish=1, lap_bonus=10.0, off_road_penalty=0.0)
     obs, _ = env.reset()
     lengths = env.course.tracks.length.clone()
-    done = torch.zeros(6, dtype=torch.bool)
-    returns = torch.zeros(6)
+    done = torch.zeros(6, dtype=torch.bool, device=device)
+    returns = torch.zeros(6, device=device)
     for _ in range(900):
         obs, rew, term, trunc, infos = env.step(pure_pursuit(env, obs))
         new = infos["_final_obs"] & ~done
@@ -275,35 +305,33 @@ def test_a_scripted_driver_completes_laps_and_earns_the_lap_bonus():
     assert done.all(), f"only {done.sum().item()} of 6 envs completed a lap"
 
 
-@pytest.mark.cpu
-def test_off_road_timeout_terminates_after_the_stated_time():
-    env = make_env(4, off_road_timeout=0.3, off_road_penalty=2.0, progress_weight=0.0)
+def test_off_road_timeout_terminates_after_the_stated_time(device):
+    env = make_env(4, device, off_road_timeout=0.3, off_road_penalty=2.0, progress_weight=0.0)
     env.reset()
     dt = env.config.car.dt
-    off_steps = torch.zeros(4, dtype=torch.int64)
+    off_steps = torch.zeros(4, dtype=torch.int64, device=device)
     act = torch.tensor([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0], [-1.0, 1.0]])
-    ended = torch.zeros(4, dtype=torch.bool)
+    ended = torch.zeros(4, dtype=torch.bool, device=device)
     for _ in range(300):
         obs, rew, term, trunc, infos = env.step(act)
-        off = infos["off_road"] if not term.any() else None
-        # Independent: count consecutive off-road steps from the reward (penalty only).
+        # Independent of the env's timer: count consecutive off-road steps from the reward
+        # (the penalty is its only term here) and the off_road info.
         penalised = rew < 0
-        assert torch.allclose(rew[penalised], torch.tensor(-2.0 * dt))
+        assert torch.equal(penalised, infos["off_road"])
+        assert ((rew[penalised] + 2.0 * dt).abs() < 1e-6).all()
         off_steps = torch.where(penalised, off_steps + 1, torch.zeros_like(off_steps))
         want = (off_steps * dt > 0.3 + 1e-6) & ~ended
         assert torch.equal(term & ~ended, want)
         ended |= term
-        off_steps[term] = 0
-        del off
+        off_steps.masked_fill_(term, 0)
         if ended.all():
             break
     assert ended.all()
 
 
-@pytest.mark.cpu
-def test_the_same_seed_gives_the_same_episodes():
+def test_the_same_seed_gives_the_same_episodes(device):
     def run(seed):
-        env = make_env(8, max_episode_steps=40, off_road_timeout=0.2)
+        env = make_env(8, device, max_episode_steps=40, off_road_timeout=0.2)
         obs, _ = env.reset(seed=seed)
         g = torch.Generator().manual_seed(1)
         rows = []
@@ -320,21 +348,20 @@ def test_the_same_seed_gives_the_same_episodes():
     # reset(seed=) rebuilds the same tracks: episode 0 of the seed again.
     first = env_a.course.tracks.position.clone()
     env_a.reset(seed=21)
-    again = make_env(8)
+    again = make_env(8, device)
     again.reset(seed=21)
     assert torch.equal(env_a.course.tracks.position, again.course.tracks.position)
     assert (env_a.course.tracks.episode == 0).all() and not torch.equal(first, again.course.tracks.position)
 
 
-@pytest.mark.cpu
-def test_partial_reset_and_reset_idx_touch_only_the_chosen_envs():
-    env = make_env(6)
+def test_partial_reset_and_reset_idx_touch_only_the_chosen_envs(device):
+    env = make_env(6, device)
     obs, _ = env.reset()
     act = torch.tensor([[0.2, 1.0]]).repeat(6, 1)
     for _ in range(5):
         obs, *_ = env.step(act)
     kept = obs.clone()
-    mask = torch.tensor([False, True, False, False, True, False])
+    mask = torch.tensor([False, True, False, False, True, False], device=device)
     obs, infos = env.reset(options={"reset_mask": mask})
     assert infos["episode"].tolist() == [0, 1, 0, 0, 1, 0]
     assert torch.equal(obs[~mask], kept[~mask])
