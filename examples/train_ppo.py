@@ -156,11 +156,16 @@ def plot(rows, path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    steps = [r["env_steps"] for r in rows if r["episodes"] > 0]
+    # One point per iteration in which episodes ended (the mean over those episodes).
+    ended = [r for r in rows if r["episodes"] > 0]
+    steps = [r["env_steps"] for r in ended]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, key, label in ((axes[0], "mean_progress_m", "progress per episode [m]"),
-                           (axes[1], "mean_laps", "laps per episode")):
-        ax.plot(steps, [r[key] for r in rows if r["episodes"] > 0], lw=1.5)
+    axes[0].plot(steps, [r["mean_raw_progress_m"] for r in ended], ".--", lw=0.8, ms=3, color="0.6",
+                 label="raw (uncapped)")
+    axes[0].plot(steps, [r["mean_progress_m"] for r in ended], ".-", lw=1.2, ms=3, label="credited by the reward")
+    axes[0].legend(fontsize=8)
+    axes[1].plot(steps, [r["mean_laps"] for r in ended], ".-", lw=1.2, ms=3)
+    for ax, label in ((axes[0], "progress per ended episode [m]"), (axes[1], "laps per ended episode")):
         ax.set_xlabel("env steps")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
@@ -203,9 +208,9 @@ def main(argv=None) -> int:
     rows = []
     E, T = args.envs, args.steps_per_env
     csv_path = out / "progress.csv"
-    fields = ["iteration", "env_steps", "episodes", "mean_progress_m", "mean_raw_progress_m", "mean_laps", "mean_return",
-              "mean_length_steps", "mean_step_reward", "steps_per_s", "collect_s", "learn_s", "value_loss",
-              "surrogate_loss", "entropy", "learning_rate", "action_std"]
+    fields = ["iteration", "env_steps", "episodes", "mean_progress_m", "mean_raw_progress_m", "mean_laps",
+              "mean_return", "mean_length_steps", "mean_step_reward", "steps_per_s", "collect_s", "learn_s",
+              "value_loss", "surrogate_loss", "entropy", "learning_rate", "action_std"]
     obs = wrapped.get_observations().to(args.device)
     alg.train_mode()
     dev = env.device

@@ -126,10 +126,10 @@ class CarRacingVecEnv(VectorEnv):
 
     **Infos** (tensors, valid in the rows where their ``_key`` mask is True):
     ``final_obs`` [E, D] (last observation of the episode that ended), ``_final_obs`` bool [E];
-    ``final_info`` dict of [E] tensors about that episode: ``progress`` [m] (sum of ds),
-    ``laps`` int32, ``length`` int32 steps, ``return``; ``_final_info`` bool [E]; and per step
-    ``off_road`` bool [E], ``laps`` int32 [E] (laps of the current episode), ``episode`` int32
-    [E] (each env's track episode, ``course.tracks.episode``).
+    ``final_info`` dict of [E] tensors about that episode: ``progress`` [m] (credited, P),
+    ``raw_progress`` [m] (S), ``laps`` int32, ``length`` int32 steps, ``return``;
+    ``_final_info`` bool [E]; and per step ``off_road`` bool [E], ``laps`` int32 [E] (laps of the
+    current episode), ``episode`` int32 [E] (each env's track episode, ``course.tracks.episode``).
 
     After the first step, :meth:`step` allocates nothing and never synchronises with the host,
     so :meth:`capture` can record it into one CUDA graph. Spawn draws come from a
