@@ -127,7 +127,7 @@ def evaluate(make_env, driver, seeds, num_envs) -> dict:
     laps, progress, length, finished = [], [], [], []
     for seed in seeds:
         env = make_env(num_envs, seed)
-        obs, _ = env.reset(seed=seed)
+        obs, _ = env.reset()                     # episode 0 of the seed's tracks
         ended = torch.zeros(num_envs, dtype=torch.bool, device=env.device)
         rows = {k: torch.zeros(num_envs, device=env.device) for k in ("laps", "progress", "length", "finished")}
         with torch.inference_mode():
@@ -195,7 +195,7 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     env = make_env(args.envs, args.seed)
-    env.reset(seed=args.seed)
+    env.reset()
     graph = False
     if env.device.type == "cuda" and not args.no_graph:
         graph = env.capture()               # one eager warm-up step, then a CUDA graph per step
