@@ -144,6 +144,39 @@ def test_spaces_shapes_and_dtypes_follow_gymnasium(device):
         env.reset(options={"foo": 1})
 
 
+class _SingleView(gymnasium.Env):
+    """One env of a CarRacingVecEnv as a plain Gymnasium Env with NumPy values (copies), so that
+    Gymnasium's own checker (made for single envs) can run on it."""
+    metadata = {"render_modes": []}
+
+    def __init__(self):
+        self.vec = make_env(1, seed=0)
+        self.observation_space = self.vec.single_observation_space
+        self.action_space = self.vec.single_action_space
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        obs, _ = self.vec.reset(seed=seed, options=options)
+        return obs[0].numpy().copy(), {}
+
+    def step(self, action):
+        obs, rew, term, trunc, _ = self.vec.step(torch.as_tensor(action, dtype=torch.float32)[None])
+        return obs[0].numpy().copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), {}
+
+
+@pytest.mark.cpu
+def test_gymnasiums_env_checker_passes_on_one_env():
+    # check_env: spaces, reset(seed=) determinism, step return types, observations in the space.
+    import warnings
+    from gymnasium.utils.env_checker import check_env
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(_SingleView(), skip_render_check=True)
+    # Only the expected notes on the unbounded look-ahead points and lateral offset.
+    messages = [str(w.message) for w in caught]
+    assert all("infinity" in m for m in messages), messages
+
+
 def test_a_first_observation_is_a_standing_car_on_the_centreline_heading_along_it(device):
     env = make_env(8, device, spawn_lateral=0.0)
     K = env.config.look_ahead_points

@@ -152,7 +152,14 @@ class CarRacingVecEnv(VectorEnv):
         if self.device.type == "cuda" and self.device.index is None:   # "cuda": the current device, by index
             self.device = torch.device("cuda", torch.cuda.current_device())
         E, D = config.num_envs, config.observation_size
-        self.single_observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (D,), np.float32)
+        # Bounds where they are known: speed ratio, heading error, previous action; the look-ahead
+        # points and the lateral offset are unbounded (a car may wander off before the timeout).
+        K = config.look_ahead_points
+        low, high = np.full(D, -np.inf, np.float32), np.full(D, np.inf, np.float32)
+        low[2 * K], high[2 * K] = config.car.min_speed / config.car.max_speed, 1.0
+        low[2 * K + 2], high[2 * K + 2] = -np.pi, np.pi
+        low[2 * K + 3:], high[2 * K + 3:] = -1.0, 1.0
+        self.single_observation_space = gymnasium.spaces.Box(low, high, (D,), np.float32)
         self.single_action_space = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, E)
         self.action_space = batch_space(self.single_action_space, E)
