@@ -45,8 +45,8 @@ breathe_domain_by_extension = {"hpp": "cpp"}
 breathe_show_include = True
 
 # Python reference: the package imports neither torch nor its extension until a call needs them;
-# mock both anyway so that autodoc never needs them.
-autodoc_mock_imports = ["torch", "track_gen._C"]
+# mock both anyway so that autodoc never needs them, and track_gen.envs' gymnasium and numpy.
+autodoc_mock_imports = ["torch", "track_gen._C", "gymnasium", "numpy"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 napoleon_google_docstring = True

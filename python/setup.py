@@ -116,7 +116,7 @@ setup(
     name="track_gen",
     version="0.1.0",
     description="Batches of closed race tracks and progress tracking on the GPU or CPU (PyTorch bindings)",
-    packages=["track_gen", "track_gen.exec", "track_gen.interop", "track_gen.pipeline"],
+    packages=["track_gen", "track_gen.envs", "track_gen.exec", "track_gen.interop", "track_gen.pipeline"],
     package_data={"track_gen": ["_C.pyi", "py.typed"]},  # the extension's type stubs (PEP 561)
     python_requires=">=3.9",
     ext_modules=[extension()],
