@@ -140,8 +140,22 @@ struct localize_op {
   int window;
   localize_outputs out;
   TRACK_GEN_HD void operator()(int e) const {
+    if (!detail::is_position(positions[e])) {  // NaN, Inf or beyond 1e7 m: no foot to report
+      write(e, localization_of_invalid());
+      return;                                  // its hint unchanged
+    }
     const localization l = localize(view.track(e), positions[e], hints[e], window);
     hints[e] = l.hint;
+    write(e, l);
+  }
+  /// What an invalid position gets: NaN everywhere, lost.
+  TRACK_GEN_HD static localization localization_of_invalid() {
+    localization l{};
+    l.s = l.n = l.vertical = l.curvature = l.heading = NAN;
+    l.lost = true;
+    return l;
+  }
+  TRACK_GEN_HD void write(int e, const localization& l) const {
     if (out.s != nullptr) out.s[e] = l.s;
     if (out.n != nullptr) out.n[e] = l.n;
     if (out.vertical != nullptr) out.vertical[e] = l.vertical;
@@ -353,8 +367,9 @@ namespace track_gen {
 /// `positions[e]`, searched around `hints[e]`.
 ///
 /// @param view      the batch (`course.view().batch()`), E = view.num_envs() envs.
-/// @param positions float3 [E] [m], each env's track frame (required). Finite and within
-///                  +-1e7 m (not checked; a NaN gives NaN outputs for that env only).
+/// @param positions float3 [E] [m], each env's track frame (required). A position that is not
+///                  finite within +-1e7 m gets NaN s, n, vertical, curvature and heading, lost 1
+///                  and its hint unchanged, in its env only.
 /// @param hints     int [E], in/out (required): the sample index to search around, replaced by
 ///                  the foot's segment (pass the same array next step: the warm start). Start
 ///                  with zeros, or any int (wrapped).

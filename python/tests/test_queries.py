@@ -72,6 +72,17 @@ def test_localize_on_a_circle_is_closed_form_and_warm_started(device):
     assert h.s.data_ptr() == f.s.data_ptr()  # outputs are the Course's, reused
 
 
+def test_localize_of_a_non_finite_position_is_nan_and_lost(device):
+    course = circle_course(device, 3)
+    pos = at(torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64), device)
+    pos[1, 0] = float("nan")
+    pos[2, 2] = float("inf")
+    f = course.localize(position=pos, window=8)
+    assert torch.isfinite(f.s[0]) and not bool(f.lost[0])
+    for e in (1, 2):
+        assert bool(f.lost[e]) and all(math.isnan(float(v[e])) for v in (f.s, f.n, f.n_up, f.curvature, f.heading))
+
+
 def test_track_ahead_progress_delta_speed_profile_on_a_circle(device):
     course = circle_course(device)
     theta = torch.linspace(0.3, 5.5, E, dtype=torch.float64)

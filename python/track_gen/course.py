@@ -82,7 +82,7 @@ class TrackFrame(NamedTuple):
     n_up: object       #: float32 [E] [m]: height above the centreline at that point
     curvature: object  #: float32 [E] [1/m]: signed curvature there, positive turning left
     heading: object    #: float32 [E] [rad]: yaw of the centreline there, in (-pi, pi]
-    lost: object       #: bool [E]: the windowed search failed and every segment was searched
+    lost: object       #: bool [E]: the windowed search failed and every segment was searched, or the position is not finite (then s, n, n_up, curvature, heading are NaN)
     segment: object    #: int32 [E]: sample index of the foot's segment (the warm start of the next call)
 
 

@@ -133,7 +133,14 @@ TEST_CASE_TEMPLATE_DEFINE("batch localize, track_ahead and progress_delta equal 
   }
   // The reference: the scalar functions in a host loop over the host copy.
   std::vector<tg::localization> want(E);
-  for (int e = 0; e < E; ++e) want[e] = tg::localize(f.ref.track(e), pos[e], hints[e], window);
+  for (int e = 0; e < E; ++e) {
+    want[e] = tg::localize(f.ref.track(e), pos[e], hints[e], window);
+    if (std::isnan(pos[e].y)) {  // the batch flags an invalid position: NaN, lost, hint unchanged
+      want[e].s = want[e].n = want[e].vertical = want[e].curvature = want[e].heading = NAN;
+      want[e].lost = true;
+      want[e].hint = hints[e];
+    }
+  }
 
   auto positions = f.upload(pos);
   auto hint_buf = f.upload(hints);
@@ -166,8 +173,10 @@ TEST_CASE_TEMPLATE_DEFINE("batch localize, track_ahead and progress_delta equal 
     cmp(got_v[e], w.vertical, 1e-3, "vertical", e);
     cmp(got_c[e], w.curvature, 1e-4, "curvature", e);
     cmp.angle(got_h[e], w.heading, 1e-4, "heading", e);
-    if (!std::isnan(pos[e].y)) {
-      cmp.integer(got_lost[e], w.lost ? 1 : 0, "lost", e);
+    cmp.integer(got_lost[e], w.lost ? 1 : 0, "lost", e);
+    if (std::isnan(pos[e].y)) {
+      cmp.integer(got_hint[e], w.hint, "hint of an invalid position (unchanged)", e);
+    } else {
       cmp.segment(got_hint[e], w.hint, N, "hint", e);
     }
     lost_count += w.lost ? 1 : 0;
