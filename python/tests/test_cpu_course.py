@@ -146,3 +146,29 @@ def test_parameter_types_are_named():
         Course.track(presets.track(8, device="cpu", polar={"control_points": 2**32}))
     with pytest.raises(ValueError, match="num_envs = 2147483648 does not fit a 32-bit int"):
         presets.track(2**31, device="cpu")
+
+
+def _polygon_area(points):
+    """Signed xy area of closed polygons [E, N, 3] (shoelace), float64."""
+    x, y = points[..., 0].double(), points[..., 1].double()
+    return 0.5 * (x * torch.roll(y, -1, dims=1) - torch.roll(x, -1, dims=1) * y).sum(dim=1)
+
+
+@pytest.mark.cpu
+def test_track_generator_with_the_seed_system_s_names():
+    from track_gen.generator import TrackGenerator
+
+    gen = TrackGenerator(presets.track(16, device="cpu", seed=8))
+    first = gen.generate()
+    kept = {k: v.clone() for k, v in first._asdict().items()}
+    again = gen.generate()                                   # the same episode, rebuilt bit for bit
+    assert all(torch.equal(getattr(again, k), v) for k, v in kept.items())
+    area = _polygon_area(again.center)
+    assert torch.equal(again.winding, torch.sign(area).float())
+    # The inner edge encloses less area than the outer one, whichever way the loop turns.
+    assert (_polygon_area(again.inner).abs() < _polygon_area(again.outer).abs()).all()
+    assert again.valid.all() and (again.count == gen.course.num_samples).all()
+    new = gen.generate(advance=True)
+    assert not torch.equal(new.center, kept["center"]) and (gen.course.tracks.episode == 1).all()
+    with pytest.raises(ValueError, match="fixed at 16 envs"):
+        gen.generate(num_envs=8)
