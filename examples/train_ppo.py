@@ -3,7 +3,7 @@
 
     python examples/train_ppo.py                                  # 4096 envs on cuda:0, one CUDA graph per step
     python examples/train_ppo.py --device cpu --envs 64 --iterations 5     # a smoke run on the CPU
-    python examples/train_ppo.py ... --plot                       # also writes docs/learning.png
+    python examples/train_ppo.py ... --plot                       # also writes <out>/learning.png
 
 Needs torch, the compiled extension (``pip install --no-build-isolation ./python``) and, from
 PyPI, ``rsl-rl-lib gymnasium tqdm`` (``matplotlib`` for ``--plot``). Writes to ``--out``
@@ -34,7 +34,6 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def parse_args(argv=None):
@@ -52,8 +51,9 @@ def parse_args(argv=None):
                    help="held-out track seeds of the evaluation (none: skip it)")
     p.add_argument("--eval-envs", type=int, default=256, help="envs (episodes) per evaluation seed (default 256)")
     p.add_argument("--out", default="build-ppo", help="output directory (default build-ppo)")
-    p.add_argument("--plot", nargs="?", const=str(ROOT / "docs" / "learning.png"), default=None,
-                   help="write the learning curves as a PNG (default path docs/learning.png)")
+    p.add_argument("--plot", nargs="?", const="", default=None,
+                   help="write the learning curves as a PNG (default path <out>/learning.png; the docs' figure is "
+                        "docs/learning.png: name it to replace it)")
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (default 0: torch's choice; 1 is much faster on a busy machine)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -291,7 +291,8 @@ def main(argv=None) -> int:
               f"{100 * result['policy']['finished_share']:.1f} % finished); pure pursuit "
               f"{result['pure_pursuit']['mean_laps']:.3f} laps/episode", flush=True)
     (out / "eval.json").write_text(json.dumps(result, indent=1))
-    if args.plot:
+    if args.plot is not None:
+        args.plot = args.plot or str(Path(args.out) / "learning.png")
         plot(rows, Path(args.plot), f"PPO on CarRacingVecEnv: {args.envs} envs on {args.device}, "
                                     f"{args.iterations} iterations x {T} steps")
         print(f"train_ppo: wrote {args.plot}")

@@ -496,3 +496,25 @@ def test_steps_after_the_first_allocate_no_tensor():
         env.step(act)
         _ = env.reward + 1.0        # the control: one float32 [64] tensor, 256 bytes
     assert max(e.cpu_memory_usage for e in prof.events()) >= 256
+
+
+@pytest.mark.cpu
+def test_misuse_is_refused_with_a_message():
+    """What a fresh-user trial found: each raises, names the problem, and leaves the env usable."""
+    env = make_env(4)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(torch.zeros(4, 2))                                   # before reset: cars not placed
+    obs, _ = env.reset(seed=3)
+    policy = torch.nn.Linear(obs.shape[1], 2)
+    env.step(policy(obs))                                             # actions carrying autograd
+    assert not env.actions.requires_grad
+    env.step(torch.zeros(4, 2))                                       # and the env still steps
+    with pytest.raises(TypeError, match="int indices"):
+        env._reset_idx(torch.tensor([True, False, True, False]))      # a mask is not a list of ids
+    with pytest.raises(TypeError, match="int indices"):
+        env._reset_idx([0.7, 2.2])
+    with pytest.raises(ValueError, match="bool tensor"):
+        env.reset(options={"reset_mask": torch.tensor([0, 3, 1, 2])})
+    for name in ("progress_weight", "off_road_penalty", "lap_bonus"):
+        with pytest.raises(ValueError, match=name):
+            CarRacingConfig(num_envs=4, **{name: float("nan")})

@@ -82,6 +82,10 @@ class CarRacingConfig:
             bad("spawn_lateral", "expected a finite number >= 0 [m]")
         if not (self.car.min_speed <= self.initial_speed <= self.car.max_speed):
             bad("initial_speed", "expected within the car's [min_speed, max_speed]")
+        for name in ("progress_weight", "off_road_penalty", "lap_bonus"):  # NaN or Inf would poison every reward
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                bad(name, "expected a finite number")
 
     @property
     def observation_size(self) -> int:
@@ -213,6 +217,7 @@ class CarRacingVecEnv(VectorEnv):
         self._off_track_bit, self._lap_bit = bits["off_track"], bits["lap_completed"]
         self._graph = None
         self._build_course(config.seed)
+        self._needs_reset = True  # step before the first reset: cars are not on their tracks yet
 
     # ---- construction and resets --------------------------------------------------------------
 
@@ -221,6 +226,8 @@ class CarRacingVecEnv(VectorEnv):
         generator seeded with ``seed``. Drops a captured graph (it recorded the old course)."""
         cfg = self.config
         params = presets.track(cfg.num_envs, device=str(self.device), seed=int(seed), **cfg.track_overrides)
+        self.course = None     # the old course's memory goes before the new one is allocated
+        self._graph = None
         self.course = Course.track(params, checkpoint_spacing=cfg.checkpoint_spacing)
         self.course.bind(position=self.position)
         self._generator.manual_seed(int(seed))
@@ -252,17 +259,21 @@ class CarRacingVecEnv(VectorEnv):
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**63:
                 raise ValueError(f"CarRacingVecEnv.reset: seed = {seed!r}, expected an int in [0, 2**63)")
-            self._build_course(int(seed))
+            if not (self._fresh and int(seed) == self._seed):  # the tracks just built are those of this seed
+                self._build_course(int(seed))
+            else:
+                self._generator.manual_seed(int(seed))
         if mask is None:
             self._mask.fill_(True)
         else:
             mask = torch.as_tensor(mask, device=self.device)
-            if mask.shape != (self.num_envs,):
-                raise ValueError(f"CarRacingVecEnv.reset: reset_mask must have shape [{self.num_envs}], "
-                                 f"got {list(mask.shape)}")
-            self._mask.copy_(mask != 0)
+            if mask.shape != (self.num_envs,) or mask.dtype != torch.bool:
+                raise ValueError(f"CarRacingVecEnv.reset: reset_mask must be a bool tensor of shape [{self.num_envs}], "
+                                 f"got {mask.dtype} {list(mask.shape)}")
+            self._mask.copy_(mask)
         self._reset_masked(self._mask, regenerate=not self._fresh)
         self._fresh = False
+        self._needs_reset = False
         self._write_observation(self.obs, cold=True)
         torch.where(self._mask, self._frame.s, self.s_prev, out=self.s_prev)
         self.final_obs.copy_(self.obs)
@@ -278,7 +289,11 @@ class CarRacingVecEnv(VectorEnv):
         if env_ids is None:
             self._mask.fill_(True)
         else:
-            self._mask[torch.as_tensor(env_ids, device=self.device, dtype=torch.long)] = True
+            ids = torch.as_tensor(env_ids, device=self.device)
+            if ids.dtype in (torch.bool, torch.float16, torch.bfloat16, torch.float32, torch.float64) or ids.dim() > 1:
+                raise TypeError(f"CarRacingVecEnv._reset_idx: env_ids must be a 1-D sequence of int indices, got "
+                                f"{ids.dtype} {list(ids.shape)} (a bool mask goes to reset(options={{'reset_mask': m}}))")
+            self._mask[ids.to(torch.long)] = True
         self._reset_masked(self._mask, regenerate=True)
         self._frame = self.course.localize(window=0)
         torch.where(self._mask, self._frame.s, self.s_prev, out=self.s_prev)
@@ -364,9 +379,13 @@ class CarRacingVecEnv(VectorEnv):
             infos dict): the env's buffers, overwritten by the next call.
         Raises:
             ValueError: actions of another shape.
+            RuntimeError: no reset() yet (the cars are not on their tracks).
         """
+        if self._needs_reset:
+            raise RuntimeError("CarRacingVecEnv.step: call reset() first (Gymnasium's order: the cars are placed on "
+                               "their tracks by reset)")
         if actions is not self.actions:
-            actions = torch.as_tensor(actions)
+            actions = torch.as_tensor(actions).detach()  # a policy's output may carry autograd: the env is not differentiable
             if tuple(actions.shape) != (self.num_envs, 2):
                 raise ValueError(f"CarRacingVecEnv.step: actions must have shape [{self.num_envs}, 2], "
                                  f"got {list(actions.shape)}")
