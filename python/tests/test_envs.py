@@ -518,3 +518,5 @@ def test_misuse_is_refused_with_a_message():
     for name in ("progress_weight", "off_road_penalty", "lap_bonus"):
         with pytest.raises(ValueError, match=name):
             CarRacingConfig(num_envs=4, **{name: float("nan")})
+    with pytest.raises(ValueError, match=r"CarRacingConfig.device = 'mps'.*'cpu'"):
+        CarRacingConfig(num_envs=4, device="mps")

@@ -68,6 +68,10 @@ class CarRacingConfig:
             bad("num_envs", "expected an int >= 1")
         if not isinstance(self.car, BicycleConfig):
             bad("car", "expected a BicycleConfig")
+        try:  # before any tensor is made on it: torch's own message for "mps" is a dispatcher dump
+            presets._device_string(self.device)
+        except (TypeError, ValueError) as err:
+            bad("device", str(err))
         if not isinstance(self.look_ahead_points, int) or self.look_ahead_points < 1:
             bad("look_ahead_points", "expected an int >= 1")
         if not (math.isfinite(self.look_ahead_spacing) and self.look_ahead_spacing > 0):
