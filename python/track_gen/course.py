@@ -1111,4 +1111,4 @@ class Course:
 
     def __repr__(self) -> str:
         return (f"Course(preset={self.params.preset!r}, num_envs={self.num_envs}, device={self.device!r}, "
-                f"checkpoint_spacing={self.checkpoint_spacing}, pipeline={self.pipeline!r})")
+                f"checkpoint_spacing={self.checkpoint_spacing:.7g}, pipeline={self.pipeline!r})")
