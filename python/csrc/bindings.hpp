@@ -884,6 +884,17 @@ class py_course {
 };
 
 
+/// A pybind11-ready callable for member function `f` of a Python course: the call inside
+/// python_errors, with f's own parameter types (so pybind11 sees the real signature).
+template <class C, class R, class... A>
+auto guarded(R (C::*f)(A...)) {
+  return [f](C& c, A... a) -> R { return python_errors([&]() -> R { return (c.*f)(std::forward<A>(a)...); }); };
+}
+template <class C, class R, class... A>
+auto guarded(R (C::*f)(A...) const) {
+  return [f](const C& c, A... a) -> R { return python_errors([&]() -> R { return (c.*f)(std::forward<A>(a)...); }); };
+}
+
 /// Binds py_course<Backend> as `name` in `m`: the same methods for both backends (retain_capture
 /// and retain_graph for CUDA only: a CPU course has no graphs).
 template <class Backend>
@@ -903,25 +914,16 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
            py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("checkpoint_spacing"), py::arg("device"),
            py::arg("tracks") = std::vector<at::Tensor>{}, py::arg("kind") = "control_points", py::arg("recentre") = false,
            py::arg("variants") = std::vector<py::dict>{}, py::arg("env_variant") = std::vector<int>{})
-      .def("bind",
-           [](course_type& c, const at::Tensor& t, const std::optional<at::Tensor>& q, const std::optional<at::Tensor>& h,
-              opt_stream s) { python_errors([&] { c.bind(t, q, h, s); }); },
+      .def("bind", guarded(&course_type::bind),
            py::arg("position"), py::arg("orientation") = py::none(), py::arg("half_extents") = py::none(),
            py::arg("stream") = py::none())
-      .def(
-          "step",
-          [](course_type& c, opt_stream s, const std::optional<at::Tensor>& passed, const std::optional<at::Tensor>& wrong_way,
-             const std::optional<at::Tensor>& oob) { python_errors([&] { c.step(s, passed, wrong_way, oob); }); },
-          py::arg("stream") = py::none(), py::arg("passed") = py::none(), py::arg("wrong_way") = py::none(),
-          py::arg("oob") = py::none())
-      .def("regenerate",
-           [](course_type& c, const std::optional<at::Tensor>& mask, bool advance, opt_stream s, bool conditional, int mode) {
-             python_errors([&] { c.regenerate(mask, advance, s, conditional, mode); });
-           },
+      .def("step", guarded(&course_type::step),
+           py::arg("stream") = py::none(), py::arg("passed") = py::none(), py::arg("wrong_way") = py::none(),
+           py::arg("oob") = py::none())
+      .def("regenerate", guarded(&course_type::regenerate),
            py::arg("mask"), py::arg("advance"), py::arg("stream"), py::arg("conditional"), py::arg("capture_mode"))
-      .def("generation_launches", [](const course_type& c, opt_stream s) { return python_errors([&] { return c.generation_launches(s); }); },
-           py::arg("stream") = py::none())
-      .def("tensors", [](const course_type& c) { return python_errors([&] { return c.tensors(); }); })
+      .def("generation_launches", guarded(&course_type::generation_launches), py::arg("stream") = py::none())
+      .def("tensors", guarded(&course_type::tensors))
       .def("owner_use_count", &course_type::owner_use_count)
       .def_property_readonly("num_envs", &course_type::num_envs)
       .def_property_readonly("num_samples", &course_type::num_samples)
@@ -930,114 +932,51 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
       .def_property_readonly("device", &course_type::device)
       .def("params", &course_type::params)
       .def_property_readonly("pipeline", &course_type::pipeline)
-      .def("localize",
-           [](course_type& c, const at::Tensor& position, const at::Tensor& hints, int window, const at::Tensor& s,
-              const at::Tensor& n, const at::Tensor& vertical, const at::Tensor& curvature, const at::Tensor& heading,
-              const at::Tensor& lost, opt_stream st) {
-             python_errors([&] { c.localize(position, hints, window, s, n, vertical, curvature, heading, lost, st); });
-           },
+      .def("localize", guarded(&course_type::localize),
            py::arg("position"), py::arg("hints"), py::arg("window"), py::arg("s"), py::arg("n"), py::arg("vertical"),
            py::arg("curvature"), py::arg("heading"), py::arg("lost"), py::arg("stream") = py::none())
-      .def("track_ahead",
-           [](course_type& c, const at::Tensor& s, const at::Tensor& position, const at::Tensor& yaw, int count, float spacing,
-              const at::Tensor& out, opt_stream st) {
-             python_errors([&] { c.track_ahead(s, position, yaw, count, spacing, out, st); });
-           },
+      .def("track_ahead", guarded(&course_type::track_ahead),
            py::arg("s"), py::arg("position"), py::arg("yaw"), py::arg("count"), py::arg("spacing"), py::arg("out"),
            py::arg("stream") = py::none())
-      .def("progress_delta",
-           [](course_type& c, const at::Tensor& s_prev, const at::Tensor& s_now, const at::Tensor& out, opt_stream st) {
-             python_errors([&] { c.progress_delta(s_prev, s_now, out, st); });
-           },
+      .def("progress_delta", guarded(&course_type::progress_delta),
            py::arg("s_prev"), py::arg("s_now"), py::arg("out"), py::arg("stream") = py::none())
-      .def("spawn",
-           [](course_type& c, const std::optional<at::Tensor>& mask, const at::Tensor& s, const std::optional<at::Tensor>& lateral,
-              const at::Tensor& position, const at::Tensor& yaw, opt_stream st) {
-             python_errors([&] { c.spawn(mask, s, lateral, position, yaw, st); });
-           },
+      .def("spawn", guarded(&course_type::spawn),
            py::arg("mask"), py::arg("s"), py::arg("lateral"), py::arg("position"), py::arg("yaw"), py::arg("stream") = py::none())
-      .def("collide",
-           [](course_type& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
-              const at::Tensor& hints, int window, const at::Tensor& flags, const at::Tensor& clearance,
-              const at::Tensor& nearest, const at::Tensor& normal, const at::Tensor& side, opt_stream st) {
-             python_errors([&] {
-               c.collide(position, orientation, half_extents, hints, window, flags, clearance, nearest, normal, side, st);
-             });
-           },
+      .def("collide", guarded(&course_type::collide),
            py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("hints"), py::arg("window"),
            py::arg("flags"), py::arg("clearance"), py::arg("nearest"), py::arg("normal"), py::arg("side"),
            py::arg("stream") = py::none())
-      .def("gate_frame_collision",
-           [](course_type& c, const at::Tensor& position, float radius, float half_thickness, float half_depth, int scope,
-              const at::Tensor& flags, const at::Tensor& depth, const at::Tensor& distance, const at::Tensor& point,
-              const at::Tensor& normal, const at::Tensor& member, const at::Tensor& gate, opt_stream st) {
-             python_errors([&] {
-               c.gate_frame_collision(position, radius, half_thickness, half_depth, scope, flags, depth, distance, point,
-                                      normal, member, gate, st);
-             });
-           },
+      .def("gate_frame_collision", guarded(&course_type::gate_frame_collision),
            py::arg("position"), py::arg("radius"), py::arg("half_thickness"), py::arg("half_depth"), py::arg("scope"),
            py::arg("flags"), py::arg("depth"), py::arg("distance"), py::arg("point"), py::arg("normal"),
            py::arg("member"), py::arg("gate"), py::arg("stream") = py::none())
-      .def("speed_profile",
-           [](course_type& c, float a_lat_max, float a_accel, float a_brake, float v_cap, const at::Tensor& out, opt_stream st) {
-             python_errors([&] { c.speed_profile(a_lat_max, a_accel, a_brake, v_cap, out, st); });
-           },
+      .def("speed_profile", guarded(&course_type::speed_profile),
            py::arg("a_lat_max"), py::arg("a_accel"), py::arg("a_brake"), py::arg("v_cap"), py::arg("out"),
            py::arg("stream") = py::none())
-      .def("cones",
-           [](course_type& c, int side, float spacing, int capacity, const at::Tensor& out, const at::Tensor& count, opt_stream st) {
-             python_errors([&] { c.cones(side, spacing, capacity, out, count, st); });
-           },
+      .def("cones", guarded(&course_type::cones),
            py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("out"), py::arg("count"),
            py::arg("stream") = py::none())
-      .def("walls",
-           [](course_type& c, int side, float spacing, int capacity, const at::Tensor& scratch, const at::Tensor& out,
-              const at::Tensor& count, opt_stream st) {
-             python_errors([&] { c.walls(side, spacing, capacity, scratch, out, count, st); });
-           },
+      .def("walls", guarded(&course_type::walls),
            py::arg("side"), py::arg("spacing"), py::arg("capacity"), py::arg("scratch"), py::arg("out"), py::arg("count"),
            py::arg("stream") = py::none())
-      .def("attach_heightfield",
-           [](course_type& c, int resolution, float margin, opt_stream st) {
-             python_errors([&] { c.attach_heightfield(resolution, margin, st); });
-           },
+      .def("attach_heightfield", guarded(&course_type::attach_heightfield),
            py::arg("resolution"), py::arg("margin"), py::arg("stream") = py::none())
-      .def("heightfield_tensors", [](const course_type& c) { return python_errors([&] { return c.heightfield_tensors(); }); })
-      .def("sample_heights",
-           [](course_type& c, const at::Tensor& x, const at::Tensor& y, const at::Tensor& out, opt_stream st) {
-             python_errors([&] { c.sample_heights(x, y, out, st); });
-           },
+      .def("heightfield_tensors", guarded(&course_type::heightfield_tensors))
+      .def("sample_heights", guarded(&course_type::sample_heights),
            py::arg("x"), py::arg("y"), py::arg("out"), py::arg("stream") = py::none())
-      .def("attach_sdf",
-           [](course_type& c, int resolution, opt_stream st) { python_errors([&] { c.attach_sdf(resolution, st); }); },
-           py::arg("resolution"), py::arg("stream") = py::none())
-      .def("sdf_tensors", [](const course_type& c) { return python_errors([&] { return c.sdf_tensors(); }); })
-      .def("collide_sdf",
-           [](course_type& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
-              const at::Tensor& flags, const at::Tensor& clearance, const at::Tensor& nearest, const at::Tensor& normal,
-              const at::Tensor& side, opt_stream st) {
-             python_errors([&] { c.collide_sdf(position, orientation, half_extents, flags, clearance, nearest, normal, side, st); });
-           },
+      .def("attach_sdf", guarded(&course_type::attach_sdf), py::arg("resolution"), py::arg("stream") = py::none())
+      .def("sdf_tensors", guarded(&course_type::sdf_tensors))
+      .def("collide_sdf", guarded(&course_type::collide_sdf),
            py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("flags"), py::arg("clearance"),
            py::arg("nearest"), py::arg("normal"), py::arg("side"), py::arg("stream") = py::none())
-      .def("collide_discs",
-           [](course_type& c, const at::Tensor& position, const at::Tensor& orientation, const at::Tensor& half_extents,
-              const at::Tensor& discs, float radius, const at::Tensor& flags, const at::Tensor& depth,
-              const at::Tensor& point, const at::Tensor& normal, const at::Tensor& disc, opt_stream st) {
-             python_errors([&] {
-               c.collide_discs(position, orientation, half_extents, discs, radius, flags, depth, point, normal, disc, st);
-             });
-           },
+      .def("collide_discs", guarded(&course_type::collide_discs),
            py::arg("position"), py::arg("orientation"), py::arg("half_extents"), py::arg("discs"), py::arg("radius"),
            py::arg("flags"), py::arg("depth"), py::arg("point"), py::arg("normal"), py::arg("disc"),
            py::arg("stream") = py::none());
 #ifdef TRACK_GEN_PYTHON_CUDA
   if constexpr (std::is_same_v<Backend, tg::backend::cuda>) {
-    cls.def("retain_capture", [](const course_type& c, opt_stream s) { python_errors([&] { c.retain_capture(s); }); },
-            py::arg("stream") = py::none())
-        .def("retain_graph", [](const course_type& c, at::cuda::CUDAGraph& g) { python_errors([&] { c.retain_graph(g); }); },
-             py::arg("graph"));
+    cls.def("retain_capture", guarded(&course_type::retain_capture), py::arg("stream") = py::none())
+        .def("retain_graph", guarded(&course_type::retain_graph), py::arg("graph"));
   }
 #endif
 }

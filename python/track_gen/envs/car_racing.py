@@ -221,7 +221,6 @@ class CarRacingVecEnv(VectorEnv):
         self._off_track_bit, self._lap_bit = bits["off_track"], bits["lap_completed"]
         self._graph = None
         self._build_course(config.seed)
-        self._needs_reset = True  # step before the first reset: cars are not on their tracks yet
 
     # ---- construction and resets --------------------------------------------------------------
 
@@ -277,7 +276,6 @@ class CarRacingVecEnv(VectorEnv):
             self._mask.copy_(mask)
         self._reset_masked(self._mask, regenerate=not self._fresh)
         self._fresh = False
-        self._needs_reset = False
         self._write_observation(self.obs, cold=True)
         torch.where(self._mask, self._frame.s, self.s_prev, out=self.s_prev)
         self.final_obs.copy_(self.obs)
@@ -385,7 +383,7 @@ class CarRacingVecEnv(VectorEnv):
             ValueError: actions of another shape.
             RuntimeError: no reset() yet (the cars are not on their tracks).
         """
-        if self._needs_reset:
+        if self._fresh:  # tracks built, no reset since: the cars are not on them yet
             raise RuntimeError("CarRacingVecEnv.step: call reset() first (Gymnasium's order: the cars are placed on "
                                "their tracks by reset)")
         if actions is not self.actions:
