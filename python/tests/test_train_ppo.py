@@ -23,7 +23,8 @@ def test_the_ppo_example_runs_a_tiny_cpu_training(tmp_path):
             pytest.fail(f"missing Python packages {missing}")
         pytest.skip(f"missing Python packages {missing}: pip install gymnasium rsl-rl-lib tqdm matplotlib")
     import track_gen
-    env = dict(os.environ, PYTHONPATH=str(Path(track_gen.__file__).resolve().parents[1]), MPLBACKEND="Agg")
+    here = str(Path(track_gen.__file__).resolve().parents[1])   # before what PYTHONPATH had (e.g. carried wheels)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])), MPLBACKEND="Agg")
     out, png = tmp_path / "run", tmp_path / "learning.png"
     cmd = [sys.executable, str(EXAMPLE), "--device", "cpu", "--envs", "16", "--iterations", "2",
            "--steps-per-env", "8", "--threads", "1", "--eval-envs", "8", "--eval-seeds", "5",
