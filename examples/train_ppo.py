@@ -154,12 +154,22 @@ def mean_action(policy):
 def load_policy(path, device: str):
     """The actor of a ``model.pt`` written by this script, in eval mode on ``device``, and the
     training settings saved with it (``infos``: ``actor_cfg``, ``observation_size``, ``laps``,
-    ``max_episode_steps``, ``seed``, ``envs``, ``iterations``). Raises KeyError for a checkpoint
-    without them (one of another script)."""
+    ``max_episode_steps``, ``seed``, ``envs``, ``iterations``, ``device``). A checkpoint of an
+    earlier version of this script (no infos) takes them from the ``progress.json`` beside it.
+    Raises KeyError when neither has them (a checkpoint of another script)."""
+    from track_gen.envs import CarRacingConfig  # noqa: PLC0415
+
     saved = torch.load(path, map_location=device, weights_only=False)
     infos = saved.get("infos") or {}
+    progress = Path(path).with_name("progress.json")
+    if "actor_cfg" not in infos and progress.is_file():
+        a = json.loads(progress.read_text())["args"]
+        infos = {"actor_cfg": train_cfg(argparse.Namespace(**a))["actor"],
+                 "observation_size": CarRacingConfig().observation_size,   # the script never changed it
+                 **{k: a[k] for k in ("laps", "max_episode_steps", "seed", "envs", "iterations", "device")}}
     if "actor_cfg" not in infos:
-        raise KeyError(f"{path}: no 'actor_cfg' in the checkpoint's infos (not written by examples/train_ppo.py?)")
+        raise KeyError(f"{path}: no 'actor_cfg' in the checkpoint's infos and no progress.json beside it "
+                       "(not written by examples/train_ppo.py?)")
     actor = make_actor(infos["actor_cfg"], infos["observation_size"], device)
     actor.load_state_dict(saved["actor_state_dict"])
     actor.eval()

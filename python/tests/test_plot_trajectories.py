@@ -93,3 +93,39 @@ def test_recorded_episodes_follow_the_env(who):
         assert any(r["ended"] == "finished" for r in rows)
     else:
         assert any(r["ended"] == "off road" for r in rows)
+
+
+@pytest.mark.cpu
+@pytest.mark.parametrize("with_infos", [True, False])
+def test_load_policy_rebuilds_the_saved_actor(tmp_path, with_infos):
+    """model.pt as train_ppo.py writes it (rsl-rl's actor_state_dict and infos), or as its earlier
+    version did (no infos: the settings come from progress.json beside it): the rebuilt actor's
+    mean actions equal the saved actor's."""
+    import json
+
+    import torch
+    _, train_ppo = _modules()
+    from track_gen.envs import CarRacingConfig
+
+    args = train_ppo.parse_args(["--device", "cpu", "--hidden", "32", "16", "--laps", "1"])
+    D = CarRacingConfig().observation_size
+    actor = train_ppo.make_actor(train_ppo.train_cfg(args)["actor"], D, "cpu")
+    with torch.no_grad():   # non-trivial normaliser statistics (updated in train mode only): loaded too
+        actor.train()
+        actor.update_normalization({"policy": torch.randn(64, D) * 3 + 1})
+        actor.eval()
+    assert int(actor.state_dict()["obs_normalizer.count"]) == 64
+    infos = {"actor_cfg": train_ppo.train_cfg(args)["actor"], "observation_size": D, "laps": 1,
+             "max_episode_steps": 1000, "seed": 0, "envs": 4096, "iterations": 300, "device": "cpu"}
+    torch.save({"actor_state_dict": actor.state_dict(), "infos": infos if with_infos else None},
+               tmp_path / "model.pt")
+    if not with_infos:
+        (tmp_path / "progress.json").write_text(json.dumps({"args": vars(args)}))
+    loaded, got = train_ppo.load_policy(tmp_path / "model.pt", "cpu")
+    assert got["laps"] == 1 and got["observation_size"] == D and got["actor_cfg"]["hidden_dims"] == [32, 16]
+    obs = torch.randn(10, D)
+    with torch.inference_mode():
+        torch.testing.assert_close(train_ppo.mean_action(loaded)(obs), train_ppo.mean_action(actor)(obs),
+                                   rtol=0, atol=0)
+        assert not torch.equal(train_ppo.mean_action(loaded)(obs), train_ppo.mean_action(
+            train_ppo.make_actor(infos["actor_cfg"], D, "cpu").eval())(obs))   # not any actor of that shape
