@@ -3,14 +3,15 @@
 
     python examples/train_ppo.py                                  # 4096 envs on cuda:0, one CUDA graph per step
     python examples/train_ppo.py --device cpu --envs 64 --iterations 5     # a smoke run on the CPU
-    python examples/train_ppo.py ... --plot                       # also writes <out>/learning.png
+    python examples/train_ppo.py ... --plot                       # also writes <out>/learning.png, trajectories.png
 
 Needs torch, the compiled extension (``pip install --no-build-isolation ./python``) and, from
 PyPI, ``rsl-rl-lib gymnasium tqdm`` (``matplotlib`` for ``--plot``). Writes to ``--out``
 (default ``build-ppo/``): ``progress.csv`` and ``progress.json`` (per iteration: env steps so far,
 episodes ended, mean progress [m] and laps per ended episode, mean return and length, losses,
 steps per second; progress is what the reward credits, capped at the next gate in order, raw
-progress the foot's uncapped), ``eval.json`` (the evaluation) and ``model.pt`` (rsl-rl's checkpoint).
+progress the foot's uncapped), ``eval.json`` (the evaluation) and ``model.pt`` (rsl-rl's checkpoint; its
+``infos`` hold what ``examples/plot_trajectories.py`` needs to rebuild the actor and the env).
 
 Evaluation: the trained policy (its mean action, no sampling) drives one episode per env on
 tracks of seeds the training never saw (``--eval-seeds``, each a fresh course of
@@ -53,7 +54,8 @@ def parse_args(argv=None):
     p.add_argument("--out", default="build-ppo", help="output directory (default build-ppo)")
     p.add_argument("--plot", nargs="?", const="", default=None,
                    help="write the learning curves as a PNG (default path <out>/learning.png; the docs' figure is "
-                        "docs/learning.png: name it to replace it)")
+                        "docs/learning.png: name it to replace it), and the policy on held-out tracks as "
+                        "trajectories.png (examples/plot_trajectories.py) in the same folder")
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (default 0: torch's choice; 1 is much faster on a busy machine)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -121,6 +123,59 @@ def train_cfg(args) -> dict:
     }
 
 
+def car_racing_env(num_envs: int, seed: int, device: str, laps: int, max_episode_steps: int):
+    """The env of training and evaluation: ``num_envs`` tracks of ``seed`` (episode 0 of each)."""
+    from track_gen.envs import CarRacingConfig, CarRacingVecEnv  # noqa: PLC0415
+
+    return CarRacingVecEnv(CarRacingConfig(num_envs=num_envs, device=device, seed=seed, laps_to_finish=laps,
+                                           max_episode_steps=max_episode_steps))
+
+
+def make_actor(actor_cfg: dict, observation_size: int, device: str):
+    """rsl-rl's actor as ``OnPolicyRunner`` builds it (``PPO.construct_algorithm``: the class of
+    ``actor_cfg["class_name"]``, observation group "policy", 2 actions), untrained."""
+    from rsl_rl.utils import resolve_class  # noqa: PLC0415
+    from tensordict import TensorDict  # noqa: PLC0415
+
+    actor_class, kwargs = resolve_class(actor_cfg)
+    example = TensorDict({"policy": torch.zeros(1, observation_size)}, batch_size=[1])
+    return actor_class(example, {"actor": ["policy"]}, "actor", 2, **kwargs).to(device)
+
+
+def mean_action(policy):
+    """A driver ``obs [E, D] -> actions [E, 2]`` from rsl-rl's actor: its mean action (no sampling)."""
+    from tensordict import TensorDict  # noqa: PLC0415
+
+    def drive(obs):
+        return policy(TensorDict({"policy": obs}, batch_size=[obs.shape[0]]))
+    return drive
+
+
+def load_policy(path, device: str):
+    """The actor of a ``model.pt`` written by this script, in eval mode on ``device``, and the
+    training settings saved with it (``infos``: ``actor_cfg``, ``observation_size``, ``laps``,
+    ``max_episode_steps``, ``seed``, ``envs``, ``iterations``, ``device``). A checkpoint of an
+    earlier version of this script (no infos) takes them from the ``progress.json`` beside it.
+    Raises KeyError when neither has them (a checkpoint of another script)."""
+    from track_gen.envs import CarRacingConfig  # noqa: PLC0415
+
+    saved = torch.load(path, map_location=device, weights_only=False)
+    infos = saved.get("infos") or {}
+    progress = Path(path).with_name("progress.json")
+    if "actor_cfg" not in infos and progress.is_file():
+        a = json.loads(progress.read_text())["args"]
+        infos = {"actor_cfg": train_cfg(argparse.Namespace(**a))["actor"],
+                 "observation_size": CarRacingConfig().observation_size,   # the script never changed it
+                 **{k: a[k] for k in ("laps", "max_episode_steps", "seed", "envs", "iterations", "device")}}
+    if "actor_cfg" not in infos:
+        raise KeyError(f"{path}: no 'actor_cfg' in the checkpoint's infos and no progress.json beside it "
+                       "(not written by examples/train_ppo.py?)")
+    actor = make_actor(infos["actor_cfg"], infos["observation_size"], device)
+    actor.load_state_dict(saved["actor_state_dict"])
+    actor.eval()
+    return actor, infos
+
+
 def evaluate(make_env, driver, seeds, num_envs) -> dict:
     """One episode per env on the tracks of each held-out seed (the first episode of every env,
     episode 0 of its track): laps completed, finished share, progress [m], length [steps]."""
@@ -181,7 +236,7 @@ def main(argv=None) -> int:
     from rsl_rl.runners import OnPolicyRunner  # noqa: PLC0415 - after argument errors
     from tqdm import tqdm  # noqa: PLC0415
 
-    from track_gen.envs import CarRacingConfig, CarRacingVecEnv, pure_pursuit  # noqa: PLC0415
+    from track_gen.envs import pure_pursuit  # noqa: PLC0415
 
     torch.manual_seed(args.seed)
     if args.threads > 0:
@@ -190,8 +245,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     def make_env(num_envs, seed):
-        return CarRacingVecEnv(CarRacingConfig(num_envs=num_envs, device=args.device, seed=seed,
-                                               laps_to_finish=args.laps, max_episode_steps=args.max_episode_steps))
+        return car_racing_env(num_envs, seed, args.device, args.laps, args.max_episode_steps)
 
     t0 = time.perf_counter()
     env = make_env(args.envs, args.seed)
@@ -270,17 +324,16 @@ def main(argv=None) -> int:
     train_s = time.perf_counter() - t0
     (out / "progress.json").write_text(json.dumps({"args": vars(args), "graph": graph, "rows": rows,
                                                    "train_s": train_s}, indent=1))
-    runner.save(str(out / "model.pt"))
+    # What plot_trajectories.py needs to rebuild the actor and its env from the checkpoint alone.
+    runner.save(str(out / "model.pt"), infos={
+        "actor_cfg": train_cfg(args)["actor"], "observation_size": env.config.observation_size,
+        "laps": args.laps, "max_episode_steps": args.max_episode_steps, "seed": args.seed, "envs": args.envs,
+        "iterations": args.iterations, "device": args.device})
 
     result = {"train_s": train_s, "env_steps": env_steps}
     if args.eval_seeds:
-        policy = alg.get_policy()
         alg.eval_mode()
-        from tensordict import TensorDict  # noqa: PLC0415
-
-        def learned(o):
-            return policy(TensorDict({"policy": o}, batch_size=[o.shape[0]]))  # the mean: no sampling
-
+        learned = mean_action(alg.get_policy())
         cfg = env.config
         start = time.perf_counter()
         result["policy"] = evaluate(make_env, learned, args.eval_seeds, args.eval_envs)
@@ -296,6 +349,10 @@ def main(argv=None) -> int:
         plot(rows, Path(args.plot), f"PPO on CarRacingVecEnv: {args.envs} envs on {args.device}, "
                                     f"{args.iterations} iterations x {T} steps")
         print(f"train_ppo: wrote {args.plot}")
+        # The trained policy on held-out tracks, drawn from the checkpoint just written.
+        import plot_trajectories  # noqa: PLC0415 - next to this script
+        plot_trajectories.main(["--model", str(out / "model.pt"), "--out", str(Path(args.plot).with_name(
+            "trajectories.png")), "--device", args.device, "--seeds", str((args.eval_seeds or [1_000_001])[0])])
     print(f"train_ppo: {args.iterations} iterations, {env_steps} env steps in {train_s:.1f} s; wrote {out}/",
           flush=True)
     return 0

@@ -1,6 +1,7 @@
 """examples/train_ppo.py (PPO with rsl-rl-lib on CarRacingVecEnv) as a command: a tiny CPU run
 (16 envs, 2 iterations of 8 steps, one held-out seed; about 15 s here, most of it imports)
-writes its CSV/JSON logs, the checkpoint, the evaluation and the plot."""
+writes its CSV/JSON logs, the checkpoint, the evaluation, the learning curves and the
+trajectories picture (examples/plot_trajectories.py on the checkpoint it wrote)."""
 import csv
 import json
 import os
@@ -40,3 +41,10 @@ def test_the_ppo_example_runs_a_tiny_cpu_training(tmp_path):
         assert 0 <= result[who]["mean_laps"] <= 2 and 0 < result[who]["mean_length_steps"] <= 100
     assert (out / "model.pt").stat().st_size > 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The trajectories of the policy reloaded from model.pt, next to the learning curves.
+    assert (tmp_path / "trajectories.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    panels = json.loads((tmp_path / "trajectories.json").read_text())["panels"]
+    assert [(p["seed"], p["env"]) for p in panels] == [(5, e) for e in range(6)]
+    for p in panels:
+        assert 0 <= p["laps"] <= 2 and 1 <= p["steps"] <= 100 and p["finished"] == (p["laps"] >= 2)
+        assert 0 <= p["off_road_s"] <= p["time_s"] and p["pure_pursuit"]["steps"] <= 100
