@@ -1,6 +1,6 @@
 // track_gen._C, CPU-only build (a plain C++ compiler, no CUDA toolkit): CPU courses as
-// `HostCourse` (backend::host), the same methods as the CUDA build's `Course`; setup.py builds
-// this when torch has no CUDA or nvcc is missing. The bindings: bindings.hpp.
+// `HostCourse` (backend::host), the same methods as the CUDA build's `Course`; csrc/CMakeLists.txt
+// builds this when torch has no CUDA or nvcc is missing (build_config.py decides). The bindings: bindings.hpp.
 #include "bindings.hpp"
 
 namespace tp = track_gen_python;

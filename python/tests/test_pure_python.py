@@ -173,23 +173,3 @@ def test_elevation_overrides_take_our_names_and_the_seed_systems():
     assert presets.track(4, elevation__z_min=-1.0, z_control_points=12).overrides["elevation.knots"] == 12
     with pytest.raises(TypeError, match="'elevation.profile' must be a profile name"):
         presets.track(4, z_profile=2)
-
-
-def _setup_function(name: str):
-    """A function of python/setup.py, compiled alone (the module imports torch at the top)."""
-    import ast  # noqa: PLC0415
-    import re  # noqa: PLC0415
-    from pathlib import Path  # noqa: PLC0415
-    tree = ast.parse((Path(__file__).resolve().parents[1] / "setup.py").read_text())
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    namespace = {"re": re}
-    exec(compile(ast.Module([node], type_ignores=[]), "setup.py", "exec"), namespace)  # noqa: S102
-    return namespace[name]
-
-
-def test_cudaarchs_becomes_torchs_arch_list():
-    convert = _setup_function("arch_list_from_cudaarchs")
-    assert convert("90") == "9.0"
-    assert convert("86;90a-real;100-virtual") == "8.6;9.0a;10.0"
-    with pytest.raises(RuntimeError, match="'sm_90' is not an architecture"):
-        convert("sm_90")
