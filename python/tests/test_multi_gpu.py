@@ -146,10 +146,11 @@ def _first_visible_gpu() -> str:
 def run_example(script: str, nproc: int, *args, one_gpu: bool = True, timeout: int = 300):
     """``torchrun --standalone --nproc_per_node=nproc examples/multi_gpu/<script> args`` (as
     ``python -m torch.distributed.run``: this interpreter's torch), or the script alone when
-    ``nproc`` is 0; the package from this source tree (PYTHONPATH). ``one_gpu`` hides every GPU
-    but the first."""
+    ``nproc`` is 0; the package these tests imported (an installed one, or this source tree with
+    its in-place build) first on PYTHONPATH. ``one_gpu`` hides every GPU but the first."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(_REPO / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    package_root = str(Path(track_gen.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.setdefault("OMP_NUM_THREADS", "1")
     if one_gpu:
         env["CUDA_VISIBLE_DEVICES"] = _first_visible_gpu()
