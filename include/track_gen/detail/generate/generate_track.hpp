@@ -110,11 +110,22 @@ TRACK_GEN_HD int track_family(const track_params& p, const workspace& ws, std::u
   }
 }
 
+/// Env e's stage parameters: its variant's, else the batch's. A reference that may point to
+/// either is a generic address, and the generic address of a kernel argument (`a.params` when
+/// `a` is one) gave reads that compute-sanitizer memcheck reported as invalid global reads in a
+/// conditional node's branch (H200, CUDA 13.0: the argument buffer is no allocation it knows):
+/// on the device the batch's parameters are read from `a.resident`, in device memory.
+template <class Hook>
+TRACK_GEN_HD const track_params& env_params(const generate_args<Hook>& a, int e) {
+  if (a.variants != nullptr) return a.variants[a.env_variant[e]];
+  return a.resident != nullptr ? a.resident->params : a.params;
+}
+
 /// Builds env e's track into the output arrays. Every thread of the block calls it.
 template <class Pipeline, class Ctx, class Hook>
 TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e) {
   // Stage parameters: the env's variant; batch-wide fields always come from a.params.
-  const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
+  const track_params& p = env_params(a, e);
   const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
   init_workspace(ws, a, e, episode);
   bool grid = false;
@@ -196,7 +207,7 @@ template <class Pipeline, class Ctx, class Hook>
 TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e) {
   const bool moved = a.grid.moved[e] != 0;
   if (moved) {
-    const track_params& p = a.variants != nullptr ? a.variants[a.env_variant[e]] : a.params;
+    const track_params& p = env_params(a, e);
     const std::uint32_t before = a.tracks.status[e];
     init_workspace(ws, a, e, a.tracks.episode[e]);
     const int count = a.grid.count[e];
