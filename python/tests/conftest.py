@@ -36,7 +36,7 @@ def _torch_importable() -> bool:
 # Without torch the GPU test modules cannot even be imported (they import torch at the top):
 # leave them out of the collection. These modules import torch only inside their GPU tests.
 _IMPORTABLE_WITHOUT_TORCH = {"test_pure_python.py", "test_generators.py", "test_circuits.py", "test_binding_tables.py",
-                             "test_gate_courses.py", "test_build_config.py"}
+                             "test_gate_courses.py", "test_build_config.py", "test_ppo_report.py"}
 collect_ignore = []
 if not _torch_importable():
     if os.environ.get("TRACK_GEN_REQUIRE_GPU") == "1":
