@@ -543,3 +543,45 @@ def test_misuse_is_refused_with_a_message():
             CarRacingConfig(num_envs=4, **{name: float("nan")})
     with pytest.raises(ValueError, match=r"CarRacingConfig.device = 'mps'.*'cpu'"):
         CarRacingConfig(num_envs=4, device="mps")
+
+
+@pytest.mark.cpu
+def test_a_reset_that_changes_every_track_refuses_a_partial_mask():
+    """A partial reset_mask on the first reset, or with a seed that rebuilds the course, would
+    leave the other envs' cars (and their progress) on tracks that are no longer there: found by
+    a fresh-user trial (after reset(seed=1, options={"reset_mask": m}) the unmasked cars were off
+    the new roads, with rewards of -1.4 to -5.2 in the next step)."""
+    part = torch.tensor([True, False, True, False])
+    env = make_env(4)
+    with pytest.raises(ValueError, match="reset_mask must select every env on the first reset"):
+        env.reset(options={"reset_mask": part})
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(torch.zeros(4, 2))                       # refused before anything changed
+    env.reset(seed=3, options={"reset_mask": torch.ones(4, dtype=torch.bool)})   # a full mask is a reset
+    for _ in range(5):
+        env.step(torch.tensor([[0.0, 1.0]]).repeat(4, 1))
+    pos = env.position.clone()
+    tracks = env.course.tracks.position.clone()
+    with pytest.raises(ValueError, match="reset_mask must select every env with seed = 11"):
+        env.reset(seed=11, options={"reset_mask": part})
+    assert torch.equal(env.position, pos) and torch.equal(env.course.tracks.position, tracks)   # untouched
+    # A partial reset without a seed (the masked envs' next tracks) is still allowed.
+    obs, infos = env.reset(options={"reset_mask": part})
+    assert infos["episode"].tolist() == [1, 0, 1, 0]
+
+
+@pytest.mark.cpu
+def test_config_refuses_num_envs_past_the_course_range_and_seeds_reset_would_refuse():
+    """Found by a fresh-user trial: num_envs = 2**31 failed with numpy's MemoryError (200 GiB for
+    the batched observation space) instead of naming num_envs, and seed = 1.5 (truncated to 1),
+    True or 2**63 + 5 were taken by the config while reset(seed=config.seed) refused them."""
+    with pytest.raises(ValueError, match=r"CarRacingConfig.num_envs = 2147483648: expected an int in \[1, 2\*\*30\]"):
+        CarRacingConfig(num_envs=2**31)
+    assert CarRacingConfig(num_envs=2**30).num_envs == 2**30   # the bound itself (nothing allocated yet)
+    for seed in (1.5, True, -1, 2**63 + 5):
+        with pytest.raises(ValueError, match=r"CarRacingConfig.seed = .*expected an int in \[0, 2\*\*63\)"):
+            CarRacingConfig(num_envs=2, seed=seed)
+    env = make_env(2, seed=2**63 - 1)                          # the largest seed, which reset takes too
+    env.reset(seed=env.config.seed)
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(options=[("reset_mask", None)])
