@@ -231,8 +231,31 @@ def plot(rows, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+# (module, PyPI package) that a run needs; matplotlib only with --plot.
+_NEEDED = (("rsl_rl", "rsl-rl-lib"), ("tensordict", "rsl-rl-lib"), ("gymnasium", "gymnasium"), ("tqdm", "tqdm"))
+
+
+def require_packages(plot: bool) -> None:
+    """Exits with the pip command when a package the run needs is missing: before the training,
+    not after it (matplotlib was imported by the plot at the end of a --plot run), and naming
+    the PyPI package (the module rsl_rl comes from rsl-rl-lib)."""
+    import importlib  # noqa: PLC0415
+
+    missing = []
+    for module, package in _NEEDED + ((("matplotlib", "matplotlib"),) if plot else ()):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            if package not in missing:
+                missing.append(package)
+    if missing:
+        raise SystemExit(f"train_ppo.py: missing Python packages: {', '.join(missing)}; "
+                         f"pip install {' '.join(missing)}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    require_packages(plot=args.plot is not None)
     from rsl_rl.runners import OnPolicyRunner  # noqa: PLC0415 - after argument errors
     from tqdm import tqdm  # noqa: PLC0415
 
