@@ -61,6 +61,18 @@ def test_cpu_courses_take_no_stream_and_name_the_device():
 
 
 @pytest.mark.cpu
+def test_a_cuda_course_from_a_cpu_only_build_names_every_reason_for_that_build():
+    """Found by a fresh-user trial: torch from PyPI (CUDA 13.2) and nvcc installed, no GPU, so
+    pip install ./python built the CPU-only extension; device="cuda:0" then blamed a torch
+    without CUDA or a missing nvcc, neither of which was the case."""
+    import track_gen
+    if hasattr(track_gen._extension(), "Course"):
+        pytest.skip("this extension has the CUDA backend")
+    with pytest.raises(RuntimeError, match=r"built without CUDA.*no GPU was visible.*CUDAARCHS"):
+        Course.track(presets.track(4, device="cuda:0"))
+
+
+@pytest.mark.cpu
 def test_tensors_outlive_the_course():
     course = cpu_course(4)
     lengths = course.tracks.length
