@@ -585,3 +585,22 @@ def test_config_refuses_num_envs_past_the_course_range_and_seeds_reset_would_ref
     env.reset(seed=env.config.seed)
     with pytest.raises(TypeError, match="options must be a dict"):
         env.reset(options=[("reset_mask", None)])
+
+
+@pytest.mark.cpu
+def test_reset_idx_of_every_env_before_the_first_reset_places_the_cars_as_reset_does():
+    """Its docstring says "call reset or step next"; a fresh-user trial found step refusing it
+    ("call reset() first") after _reset_idx(None) on a new env. Now it equals reset() (the same
+    tracks kept, the same spawns drawn) but for the observation, which the next step writes."""
+    a, b = make_env(4), make_env(4)
+    with pytest.raises(ValueError, match="cover every env before the first reset"):
+        a._reset_idx([0, 2])
+    a._reset_idx(None)
+    b.reset()
+    assert a.course.tracks.episode.tolist() == [0, 0, 0, 0]
+    assert torch.equal(a.position, b.position) and torch.equal(a.yaw, b.yaw)
+    act = torch.tensor([[0.1, 0.8]]).repeat(4, 1)
+    for _ in range(3):
+        oa, ra, *_ = a.step(act)
+        ob, rb, *_ = b.step(act)
+        assert torch.equal(oa, ob) and torch.equal(ra, rb)

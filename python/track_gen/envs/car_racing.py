@@ -314,7 +314,13 @@ class CarRacingVecEnv(VectorEnv):
                 raise TypeError(f"CarRacingVecEnv._reset_idx: env_ids must be a 1-D sequence of int indices, got "
                                 f"{ids.dtype} {list(ids.shape)} (a bool mask goes to reset(options={{'reset_mask': m}}))")
             self._mask[ids.to(torch.long)] = True
-        self._reset_masked(self._mask, regenerate=True)
+            # Before the first reset no car is placed: as reset's mask, every env or none.
+            if self._fresh and not bool(self._mask.all()):
+                raise ValueError("CarRacingVecEnv._reset_idx: env_ids must cover every env before the first reset "
+                                 "(no car is placed yet)")
+        # The first reset keeps the tracks just built, as reset() does; step may follow it.
+        self._reset_masked(self._mask, regenerate=not self._fresh)
+        self._fresh = False
         self._frame = self.course.localize(window=0)
         torch.where(self._mask, self._frame.s, self.s_prev, out=self.s_prev)
 
