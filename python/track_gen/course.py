@@ -350,7 +350,7 @@ class Course:
                 f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only: at "
                 "install time torch had no CUDA, nvcc was not found, or no GPU was visible and neither CUDAARCHS nor "
                 "TORCH_CUDA_ARCH_LIST named one). Use device='cpu', or reinstall with a CUDA build of torch, the CUDA "
-                "toolkit and a GPU visible (or CUDAARCHS=90, say): pip install --no-build-isolation ./python")
+                "toolkit and a GPU visible (or CUDAARCHS=90, say): pip install ./python")
         self.params = params  #: the TrackParams it was built from
         self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
                                float(checkpoint_spacing), params.device_index, user, kind, recentre,
