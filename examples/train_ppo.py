@@ -62,6 +62,11 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.envs < 1 or args.iterations < 1 or args.steps_per_env < 1:
         p.error("--envs, --iterations and --steps-per-env must be >= 1")
+    # The evaluation's arguments are used after the training: checked now, not when it is done.
+    if args.eval_seeds and args.eval_envs < 1:
+        p.error(f"--eval-envs must be >= 1 when --eval-seeds are given, got {args.eval_envs}")
+    if any(not 0 <= s < 2**63 for s in args.eval_seeds or []):
+        p.error(f"--eval-seeds must be in [0, 2**63), got {args.eval_seeds}")
     return args
 
 

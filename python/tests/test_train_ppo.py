@@ -5,6 +5,7 @@ trajectories picture (examples/plot_trajectories.py on the checkpoint it wrote).
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,20 @@ def test_a_missing_package_stops_the_example_before_training_with_the_pip_comman
     with pytest.raises(SystemExit, match=r"pip install .*matplotlib"):
         train_ppo.main(["--device", "cpu", "--envs", "4", "--iterations", "1", "--out", str(out), "--plot"])
     assert not out.exists()          # stopped before anything was written
+
+
+@pytest.mark.cpu
+@pytest.mark.parametrize("args, message", [
+    (["--eval-envs", "0"], "--eval-envs must be >= 1"),
+    (["--eval-seeds", "5", "-1"], r"--eval-seeds must be in \[0, 2\*\*63\)"),
+])
+def test_evaluation_arguments_are_refused_before_the_training(args, message, monkeypatch, capsys):
+    """Found by a fresh-user trial: --eval-envs 0 trained first, then failed in the evaluation
+    (CarRacingConfig.num_envs = 0). --eval-envs 0 without eval seeds stays allowed."""
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    import train_ppo
+    with pytest.raises(SystemExit) as exit_info:
+        train_ppo.parse_args(["--device", "cpu"] + args)
+    assert exit_info.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert train_ppo.parse_args(["--eval-envs", "0", "--eval-seeds"]).eval_seeds == []
