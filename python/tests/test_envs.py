@@ -604,3 +604,23 @@ def test_reset_idx_of_every_env_before_the_first_reset_places_the_cars_as_reset_
         oa, ra, *_ = a.step(act)
         ob, rb, *_ = b.step(act)
         assert torch.equal(oa, ob) and torch.equal(ra, rb)
+
+
+@pytest.mark.cpu
+def test_the_env_runs_under_a_float64_default_dtype():
+    """torch.set_default_dtype(torch.float64) made reset fail in course.spawn (its output buffers
+    took the default dtype); found by a fresh-user trial. Same episodes as under float32."""
+    act = torch.tensor([[0.2, 0.7]], dtype=torch.float32).repeat(4, 1)
+    ref = make_env(4)
+    ref.reset(seed=5)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        env = make_env(4)
+        env.reset(seed=5)
+        for _ in range(20):
+            obs, reward, *_ = env.step(act)
+            obs_ref, reward_ref, *_ = ref.step(act)
+            assert obs.dtype == torch.float32 and torch.equal(obs, obs_ref) and torch.equal(reward, reward_ref)
+    finally:
+        torch.set_default_dtype(old)
