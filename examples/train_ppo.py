@@ -62,6 +62,11 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.envs < 1 or args.iterations < 1 or args.steps_per_env < 1:
         p.error("--envs, --iterations and --steps-per-env must be >= 1")
+    # The evaluation's arguments are used after the training: checked now, not when it is done.
+    if args.eval_seeds and args.eval_envs < 1:
+        p.error(f"--eval-envs must be >= 1 when --eval-seeds are given, got {args.eval_envs}")
+    if any(not 0 <= s < 2**63 for s in args.eval_seeds or []):
+        p.error(f"--eval-seeds must be in [0, 2**63), got {args.eval_seeds}")
     return args
 
 
@@ -231,8 +236,31 @@ def plot(rows, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+# (module, PyPI package) that a run needs; matplotlib only with --plot.
+_NEEDED = (("rsl_rl", "rsl-rl-lib"), ("tensordict", "rsl-rl-lib"), ("gymnasium", "gymnasium"), ("tqdm", "tqdm"))
+
+
+def require_packages(plot: bool) -> None:
+    """Exits with the pip command when a package the run needs is missing: before the training,
+    not after it (matplotlib was imported by the plot at the end of a --plot run), and naming
+    the PyPI package (the module rsl_rl comes from rsl-rl-lib)."""
+    import importlib  # noqa: PLC0415
+
+    missing = []
+    for module, package in _NEEDED + ((("matplotlib", "matplotlib"),) if plot else ()):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            if package not in missing:
+                missing.append(package)
+    if missing:
+        raise SystemExit(f"train_ppo.py: missing Python packages: {', '.join(missing)}; "
+                         f"pip install {' '.join(missing)}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    require_packages(plot=args.plot is not None)
     from rsl_rl.runners import OnPolicyRunner  # noqa: PLC0415 - after argument errors
     from tqdm import tqdm  # noqa: PLC0415
 

@@ -138,7 +138,8 @@ def torch_settings() -> "dict[str, str]":
         raise ConfigError(
             f"PyTorch is not importable by {sys.executable} ({err}): install torch first (pip install torch; "
             "any build: CUDA for GPU courses, CPU-only for device='cpu'), then run "
-            "pip install --no-build-isolation ./python from the repository root") from err
+            "pip install ./python from the repository root again (offline: pip install --no-build-isolation ./python, "
+            "with scikit-build-core, cmake and ninja installed)") from err
     root = Path(torch.__file__).resolve().parent
     flags = [f"_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
     # torch < 2.8 also pinned pybind11's ABI tag ("-DPYBIND11_COMPILER_TYPE=..."); later ones return [].

@@ -138,5 +138,8 @@ def test_a_missing_torch_is_one_sentence_naming_the_command(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 1
     assert out.stderr.startswith("track_gen: PyTorch is not importable by ")
-    assert "pip install --no-build-isolation ./python" in out.stderr
+    # The README's command first: --no-build-isolation alone fails in a venv without
+    # scikit-build-core (ModuleNotFoundError: scikit_build_core, found by a fresh-user trial).
+    assert "then run pip install ./python from the repository root again" in out.stderr
+    assert "--no-build-isolation ./python, with scikit-build-core, cmake and ninja installed" in out.stderr
     assert not (tmp_path / "out.cmake").exists()

@@ -3,6 +3,7 @@ differs from a CUDA course (no streams, CPU tensors), what must not (masked rege
 other envs bit for bit, the same seed gives the same tracks, tensors keep the memory alive), and,
 on a GPU machine, the same tracks as the CUDA backend."""
 import gc
+import math
 
 import pytest
 import torch
@@ -58,6 +59,57 @@ def test_cpu_courses_take_no_stream_and_name_the_device():
         course.localize(position=torch.zeros(4, 3, dtype=torch.float64))
     with pytest.raises(ValueError, match="num_samples"):
         Course.track(presets.track(4, device="cpu", num_samples=3))
+
+
+@pytest.mark.cpu
+def test_a_cuda_course_from_a_cpu_only_build_names_every_reason_for_that_build():
+    """Found by a fresh-user trial: torch from PyPI (CUDA 13.2) and nvcc installed, no GPU, so
+    pip install ./python built the CPU-only extension; device="cuda:0" then blamed a torch
+    without CUDA or a missing nvcc, neither of which was the case."""
+    import track_gen
+    if hasattr(track_gen._extension(), "Course"):
+        pytest.skip("this extension has the CUDA backend")
+    with pytest.raises(RuntimeError, match=r"built without CUDA.*no GPU was visible.*CUDAARCHS"):
+        Course.track(presets.track(4, device="cuda:0"))
+
+
+@pytest.fixture
+def float64_default():
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+@pytest.mark.cpu
+def test_outputs_are_float32_under_a_float64_default_dtype(float64_default):
+    """Found by a fresh-user trial: with torch.set_default_dtype(torch.float64) (common in
+    scientific code) the output buffers the course makes on first use were float64, and its own
+    checks refused them: CarRacingVecEnv.reset failed in course.spawn ("yaw must be a Float
+    tensor ... got Double"). Each query that makes buffers, called once: float32 out, no error."""
+    E = 4
+    course = cpu_course(E)
+    pos = torch.zeros(E, 3, dtype=torch.float32)
+    course.bind(position=pos, orientation=torch.tensor([[1.0, 0, 0, 0]] * E, dtype=torch.float32),
+                half_extents=torch.full((E, 2), 0.1, dtype=torch.float32))
+    course.step()
+    course.attach_heightfield(resolution=8)
+    yaw = torch.zeros(E, dtype=torch.float32)
+    s = course.localize(window=0).s
+    out = {"localize": s,
+           "track_ahead": course.track_ahead(3, 0.4, yaw, s=s),
+           "progress_delta": course.progress_delta(s, s),
+           "spawn": course.spawn(None, s).position,
+           "speed_profile": course.speed_profile(4.0, 4.0, 6.0, 3.0),
+           "cones": course.cones("left", 1.0, 64).position,
+           "sample_height": course.sample_height(pos[:, 0].clone(), pos[:, 1].clone())}
+    for name, t in out.items():
+        assert t.dtype == torch.float32, name
+    assert torch.equal(out["progress_delta"], torch.zeros(E, dtype=torch.float32))
+    # User control points given as float64 lists: the z column added in their dtype, then float32.
+    ring = [[10 * math.cos(k * math.pi / 10), 10 * math.sin(k * math.pi / 10)] for k in range(20)]
+    user = Course.from_tracks(presets.track(2, device="cpu"), [ring, ring], kind="control_points")
+    assert user.tracks.position.dtype == torch.float32
 
 
 @pytest.mark.cpu

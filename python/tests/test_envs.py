@@ -543,3 +543,84 @@ def test_misuse_is_refused_with_a_message():
             CarRacingConfig(num_envs=4, **{name: float("nan")})
     with pytest.raises(ValueError, match=r"CarRacingConfig.device = 'mps'.*'cpu'"):
         CarRacingConfig(num_envs=4, device="mps")
+
+
+@pytest.mark.cpu
+def test_a_reset_that_changes_every_track_refuses_a_partial_mask():
+    """A partial reset_mask on the first reset, or with a seed that rebuilds the course, would
+    leave the other envs' cars (and their progress) on tracks that are no longer there: found by
+    a fresh-user trial (after reset(seed=1, options={"reset_mask": m}) the unmasked cars were off
+    the new roads, with rewards of -1.4 to -5.2 in the next step)."""
+    part = torch.tensor([True, False, True, False])
+    env = make_env(4)
+    with pytest.raises(ValueError, match="reset_mask must select every env on the first reset"):
+        env.reset(options={"reset_mask": part})
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(torch.zeros(4, 2))                       # refused before anything changed
+    env.reset(seed=3, options={"reset_mask": torch.ones(4, dtype=torch.bool)})   # a full mask is a reset
+    for _ in range(5):
+        env.step(torch.tensor([[0.0, 1.0]]).repeat(4, 1))
+    pos = env.position.clone()
+    tracks = env.course.tracks.position.clone()
+    with pytest.raises(ValueError, match="reset_mask must select every env with seed = 11"):
+        env.reset(seed=11, options={"reset_mask": part})
+    assert torch.equal(env.position, pos) and torch.equal(env.course.tracks.position, tracks)   # untouched
+    # A partial reset without a seed (the masked envs' next tracks) is still allowed.
+    obs, infos = env.reset(options={"reset_mask": part})
+    assert infos["episode"].tolist() == [1, 0, 1, 0]
+
+
+@pytest.mark.cpu
+def test_config_refuses_num_envs_past_the_course_range_and_seeds_reset_would_refuse():
+    """Found by a fresh-user trial: num_envs = 2**31 failed with numpy's MemoryError (200 GiB for
+    the batched observation space) instead of naming num_envs, and seed = 1.5 (truncated to 1),
+    True or 2**63 + 5 were taken by the config while reset(seed=config.seed) refused them."""
+    with pytest.raises(ValueError, match=r"CarRacingConfig.num_envs = 2147483648: expected an int in \[1, 2\*\*30\]"):
+        CarRacingConfig(num_envs=2**31)
+    assert CarRacingConfig(num_envs=2**30).num_envs == 2**30   # the bound itself (nothing allocated yet)
+    for seed in (1.5, True, -1, 2**63 + 5):
+        with pytest.raises(ValueError, match=r"CarRacingConfig.seed = .*expected an int in \[0, 2\*\*63\)"):
+            CarRacingConfig(num_envs=2, seed=seed)
+    env = make_env(2, seed=2**63 - 1)                          # the largest seed, which reset takes too
+    env.reset(seed=env.config.seed)
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(options=[("reset_mask", None)])
+
+
+@pytest.mark.cpu
+def test_reset_idx_of_every_env_before_the_first_reset_places_the_cars_as_reset_does():
+    """Its docstring says "call reset or step next"; a fresh-user trial found step refusing it
+    ("call reset() first") after _reset_idx(None) on a new env. Now it equals reset() (the same
+    tracks kept, the same spawns drawn) but for the observation, which the next step writes."""
+    a, b = make_env(4), make_env(4)
+    with pytest.raises(ValueError, match="cover every env before the first reset"):
+        a._reset_idx([0, 2])
+    a._reset_idx(None)
+    b.reset()
+    assert a.course.tracks.episode.tolist() == [0, 0, 0, 0]
+    assert torch.equal(a.position, b.position) and torch.equal(a.yaw, b.yaw)
+    act = torch.tensor([[0.1, 0.8]]).repeat(4, 1)
+    for _ in range(3):
+        oa, ra, *_ = a.step(act)
+        ob, rb, *_ = b.step(act)
+        assert torch.equal(oa, ob) and torch.equal(ra, rb)
+
+
+@pytest.mark.cpu
+def test_the_env_runs_under_a_float64_default_dtype():
+    """torch.set_default_dtype(torch.float64) made reset fail in course.spawn (its output buffers
+    took the default dtype); found by a fresh-user trial. Same episodes as under float32."""
+    act = torch.tensor([[0.2, 0.7]], dtype=torch.float32).repeat(4, 1)
+    ref = make_env(4)
+    ref.reset(seed=5)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        env = make_env(4)
+        env.reset(seed=5)
+        for _ in range(20):
+            obs, reward, *_ = env.step(act)
+            obs_ref, reward_ref, *_ = ref.step(act)
+            assert obs.dtype == torch.float32 and torch.equal(obs, obs_ref) and torch.equal(reward, reward_ref)
+    finally:
+        torch.set_default_dtype(old)

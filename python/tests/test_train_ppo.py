@@ -5,6 +5,7 @@ trajectories picture (examples/plot_trajectories.py on the checkpoint it wrote).
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,37 @@ def test_the_ppo_example_runs_a_tiny_cpu_training(tmp_path):
     for p in panels:
         assert 0 <= p["laps"] <= 2 and 1 <= p["steps"] <= 100 and p["finished"] == (p["laps"] >= 2)
         assert 0 <= p["off_road_s"] <= p["time_s"] and p["pure_pursuit"]["steps"] <= 100
+
+
+@pytest.mark.cpu
+def test_a_missing_package_stops_the_example_before_training_with_the_pip_command(tmp_path, monkeypatch):
+    """Found by a fresh-user trial: without rsl-rl-lib the example failed with "No module named
+    'rsl_rl'" (not the PyPI name), and a --plot run without matplotlib would have trained first and
+    failed at the end. None in sys.modules makes an import of that name fail, as when missing."""
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    import train_ppo
+    out = tmp_path / "run"
+    monkeypatch.setitem(sys.modules, "rsl_rl", None)
+    with pytest.raises(SystemExit, match=r"missing Python packages: rsl-rl-lib.*; pip install rsl-rl-lib"):
+        train_ppo.main(["--device", "cpu", "--envs", "4", "--iterations", "1", "--out", str(out)])
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(SystemExit, match=r"pip install .*matplotlib"):
+        train_ppo.main(["--device", "cpu", "--envs", "4", "--iterations", "1", "--out", str(out), "--plot"])
+    assert not out.exists()          # stopped before anything was written
+
+
+@pytest.mark.cpu
+@pytest.mark.parametrize("args, message", [
+    (["--eval-envs", "0"], "--eval-envs must be >= 1"),
+    (["--eval-seeds", "5", "-1"], r"--eval-seeds must be in \[0, 2\*\*63\)"),
+])
+def test_evaluation_arguments_are_refused_before_the_training(args, message, monkeypatch, capsys):
+    """Found by a fresh-user trial: --eval-envs 0 trained first, then failed in the evaluation
+    (CarRacingConfig.num_envs = 0). --eval-envs 0 without eval seeds stays allowed."""
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    import train_ppo
+    with pytest.raises(SystemExit) as exit_info:
+        train_ppo.parse_args(["--device", "cpu"] + args)
+    assert exit_info.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert train_ppo.parse_args(["--eval-envs", "0", "--eval-seeds"]).eval_seeds == []

@@ -27,14 +27,15 @@ def _extension():
         import torch  # noqa: F401 - loads libtorch before the extension that links it
     except ImportError as err:
         raise ImportError("track_gen's courses need PyTorch: pip install torch (any build: with CUDA for GPU "
-                          f"courses, CPU-only for device='cpu'), then pip install --no-build-isolation ./python "
+                          f"courses, CPU-only for device='cpu'), then pip install ./python from the repository root "
                           f"({err})") from err
     try:
         from . import _C
     except ImportError as err:
         raise ImportError("track_gen's compiled extension track_gen._C is not built or does not match this torch: "
-                          "from the repository root, pip install --no-build-isolation ./python (with torch already "
-                          f"installed; CUDA needs nvcc, the CPU-only build a C++17 compiler) ({err})") from err
+                          "from the repository root, pip install ./python (with torch already installed; offline: "
+                          "--no-build-isolation with scikit-build-core, cmake and ninja installed; CUDA needs nvcc, "
+                          f"the CPU-only build a C++17 compiler) ({err})") from err
     return _C
 
 

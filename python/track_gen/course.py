@@ -207,7 +207,7 @@ def _user_points(tracks) -> list:
             raise ValueError(f"track_gen: {name} must be a [P, 2] or [P, 3] array of points [m], "
                              f"got shape {list(x.shape)}")
         if x.shape[1] == 2:
-            x = torch.cat([x, torch.zeros(x.shape[0], 1)], dim=1)
+            x = torch.cat([x, torch.zeros(x.shape[0], 1, dtype=x.dtype)], dim=1)
         return x.contiguous()
 
     if isinstance(tracks, torch.Tensor) and tracks.dim() == 2:
@@ -347,9 +347,10 @@ class Course:
             impl_type = ext.Course
         else:
             raise RuntimeError(
-                f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only: torch "
-                "without CUDA, or no nvcc at install time). Use device='cpu', or reinstall with a CUDA build of torch "
-                "and the CUDA toolkit: pip install --no-build-isolation ./python")
+                f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only: at "
+                "install time torch had no CUDA, nvcc was not found, or no GPU was visible and neither CUDAARCHS nor "
+                "TORCH_CUDA_ARCH_LIST named one). Use device='cpu', or reinstall with a CUDA build of torch, the CUDA "
+                "toolkit and a GPU visible (or CUDAARCHS=90, say): pip install ./python")
         self.params = params  #: the TrackParams it was built from
         self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
                                float(checkpoint_spacing), params.device_index, user, kind, recentre,
@@ -479,7 +480,7 @@ class Course:
         quat = orientation
         if not xyzw:
             import torch  # noqa: PLC0415
-            quat = self._buffers("bind_quat", lambda: torch.zeros(self.num_envs, 4, device=self.device))
+            quat = self._buffers("bind_quat", lambda: torch.zeros(self.num_envs, 4, dtype=torch.float32, device=self.device))
             self._reorder(orientation, quat, stream)
         self._impl.bind(position, quat, half_extents, _stream_arg(stream))
         self._position = position
@@ -689,7 +690,7 @@ class Course:
         position = self._points_e(position, "position")
         E, dev = self.num_envs, self.device
         b = self._buffers("localize", lambda: {
-            **{k: torch.zeros(E, device=dev) for k in ("s", "n", "n_up", "curvature", "heading")},
+            **{k: torch.zeros(E, dtype=torch.float32, device=dev) for k in ("s", "n", "n_up", "curvature", "heading")},
             "lost": torch.zeros(E, dtype=torch.uint8, device=dev),
             "segment": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
@@ -735,7 +736,7 @@ class Course:
         k = int(num_points)
         if k <= 0:
             raise ValueError(f"track_gen: track_ahead: num_points = {num_points}, expected > 0")
-        out = self._buffers(("track_ahead", k), lambda: torch.zeros(self.num_envs, k, 3, device=self.device))
+        out = self._buffers(("track_ahead", k), lambda: torch.zeros(self.num_envs, k, 3, dtype=torch.float32, device=self.device))
         self._note()
         self._impl.track_ahead(s, position, yaw, k, float(spacing), out, _stream_arg(stream))
         return out
@@ -747,7 +748,7 @@ class Course:
         import torch  # noqa: PLC0415
         s_prev = self._float_e(s_prev, "s_prev")
         s_now = self._float_e(s_now, "s_now")
-        out = self._buffers("progress_delta", lambda: torch.zeros(self.num_envs, device=self.device))
+        out = self._buffers("progress_delta", lambda: torch.zeros(self.num_envs, dtype=torch.float32, device=self.device))
         self._note()
         self._impl.progress_delta(s_prev, s_now, out, _stream_arg(stream))
         return out
@@ -773,8 +774,8 @@ class Course:
         s = self._float_e(s, "s")
         if lateral is not None:
             lateral = self._float_e(lateral, "lateral")
-        b = self._buffers("spawn", lambda: Spawn(torch.zeros(self.num_envs, 3, device=self.device),
-                                                 torch.zeros(self.num_envs, device=self.device)))
+        b = self._buffers("spawn", lambda: Spawn(torch.zeros(self.num_envs, 3, dtype=torch.float32, device=self.device),
+                                                 torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)))
         self._note()
         self._impl.spawn(mask, s, lateral, b.position, b.yaw, _stream_arg(stream))
         return b
@@ -811,7 +812,7 @@ class Course:
         b = self._buffers("collide" if backend == "exact" else "collide_sdf", lambda: {
             "quat": torch.zeros(E, 4, device=dev), "hints": torch.zeros(E, dtype=torch.int32, device=dev),
             "flags": torch.zeros(E, dtype=torch.int32, device=dev), "oob": torch.zeros(E, dtype=torch.int32, device=dev),
-            "distance": torch.zeros(E, device=dev), "nearest": torch.zeros(E, 3, device=dev),
+            "distance": torch.zeros(E, dtype=torch.float32, device=dev), "nearest": torch.zeros(E, 3, dtype=torch.float32, device=dev),
             "normal": torch.zeros(E, 3, device=dev), "side": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
         quat = orientation
@@ -859,7 +860,7 @@ class Course:
         b = self._buffers("collide_discs", lambda: {
             "quat": torch.zeros(E, 4, device=dev), "flags": torch.zeros(E, dtype=torch.int32, device=dev),
             "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, device=dev),
-            "point": torch.zeros(E, 3, device=dev), "normal": torch.zeros(E, 3, device=dev),
+            "point": torch.zeros(E, 3, dtype=torch.float32, device=dev), "normal": torch.zeros(E, 3, dtype=torch.float32, device=dev),
             "disc": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
         quat = orientation
@@ -916,7 +917,7 @@ class Course:
         b = self._buffers("gate_frame_collision", lambda: {
             "flags": torch.zeros(E, dtype=torch.int32, device=dev), "bit": torch.zeros(E, dtype=torch.int32, device=dev),
             "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, device=dev),
-            "distance": torch.zeros(E, device=dev), "point": torch.zeros(E, 3, device=dev),
+            "distance": torch.zeros(E, dtype=torch.float32, device=dev), "point": torch.zeros(E, 3, dtype=torch.float32, device=dev),
             "normal": torch.zeros(E, 3, device=dev), "member": torch.zeros(E, dtype=torch.int32, device=dev),
             "gate": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
@@ -937,7 +938,7 @@ class Course:
         Returns float32 ``[E, N]`` [m/s], reused by the next call.
         Raises ValueError naming a limit out of range (a_lat_max, v_cap > 0; a_accel, a_brake >= 0)."""
         import torch  # noqa: PLC0415
-        out = self._buffers("speed_profile", lambda: torch.zeros(self.num_envs, self.num_samples, device=self.device))
+        out = self._buffers("speed_profile", lambda: torch.zeros(self.num_envs, self.num_samples, dtype=torch.float32, device=self.device))
         self._note()
         self._impl.speed_profile(float(a_lat_max), float(a_accel), float(a_brake), float(v_cap), out,
                                  _stream_arg(stream))
@@ -952,7 +953,7 @@ class Course:
         Raises ValueError: side not "left"/"right", spacing <= 0, capacity <= 0."""
         import torch  # noqa: PLC0415
         c = self._prop_arguments("cones", side, capacity)
-        b = self._buffers(("cones", side, c), lambda: Cones(torch.zeros(self.num_envs, c, 3, device=self.device),
+        b = self._buffers(("cones", side, c), lambda: Cones(torch.zeros(self.num_envs, c, 3, dtype=torch.float32, device=self.device),
                                                             torch.zeros(self.num_envs, dtype=torch.int32,
                                                                         device=self.device)))
         self._note()
@@ -971,8 +972,8 @@ class Course:
         E, dev = self.num_envs, self.device
 
         def make():
-            pieces = torch.zeros(E, c, 5, device=dev)
-            return {"scratch": torch.zeros(E, c + 1, 3, device=dev), "pieces": pieces,
+            pieces = torch.zeros(E, c, 5, dtype=torch.float32, device=dev)
+            return {"scratch": torch.zeros(E, c + 1, 3, dtype=torch.float32, device=dev), "pieces": pieces,
                     "walls": Walls(pieces[..., :3], pieces[..., 3], pieces[..., 4],
                                    torch.zeros(E, dtype=torch.int32, device=dev))}
         b = self._buffers(("walls", side, c), make)
@@ -1094,7 +1095,7 @@ class Course:
         wanted = f"a float32 tensor of shape [{self.num_envs}] or [{self.num_envs}, K], K >= 1"
         self._check_tensor(x, "x", ("float32",), shape, wanted)
         self._check_tensor(y, "y", ("float32",), shape, wanted + " (x's shape)")
-        out = self._buffers(("sample_height", shape), lambda: torch.zeros(shape, device=self.device))
+        out = self._buffers(("sample_height", shape), lambda: torch.zeros(shape, dtype=torch.float32, device=self.device))
         self._note()
         self._impl.sample_heights(x, y, out, _stream_arg(stream))
         return out

@@ -64,8 +64,13 @@ class CarRacingConfig:
     def __post_init__(self):
         def bad(name, why):
             raise ValueError(f"CarRacingConfig.{name} = {getattr(self, name)!r}: {why}")
-        if isinstance(self.num_envs, bool) or not isinstance(self.num_envs, int) or self.num_envs < 1:
-            bad("num_envs", "expected an int >= 1")
+        # The course's range (track_params.num_envs), checked here, before the env's own buffers
+        # of E rows are allocated (at 2**31 envs the first of them failed with a MemoryError).
+        if isinstance(self.num_envs, bool) or not isinstance(self.num_envs, int) or not 1 <= self.num_envs <= 2**30:
+            bad("num_envs", "expected an int in [1, 2**30]")
+        # reset(seed=)'s range: a seed accepted here must be one reset(seed=config.seed) takes.
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2**63:
+            bad("seed", "expected an int in [0, 2**63)")
         if not isinstance(self.car, BicycleConfig):
             bad("car", "expected a BicycleConfig")
         try:  # before any tensor is made on it: torch's own message for "mps" is a dispatcher dump
@@ -253,8 +258,12 @@ class CarRacingVecEnv(VectorEnv):
         Returns:
             (obs float32 [E, D], infos dict) as in :meth:`step`, the buffers of the env.
         Raises:
-            ValueError: an unknown option, a bad mask.
+            ValueError: an unknown option, a bad mask, a mask that leaves envs out of the first
+                reset or of a reset whose seed rebuilds the tracks, a seed out of range.
+            TypeError: ``options`` not a dict.
         """
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"CarRacingVecEnv.reset: options must be a dict or None, got {type(options).__name__}")
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
         if options:
@@ -262,17 +271,26 @@ class CarRacingVecEnv(VectorEnv):
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**63:
                 raise ValueError(f"CarRacingVecEnv.reset: seed = {seed!r}, expected an int in [0, 2**63)")
-            if not (self._fresh and int(seed) == self._seed):  # the tracks just built are those of this seed
-                self._build_course(int(seed))
-            else:
-                self._generator.manual_seed(int(seed))
-        if mask is None:
-            self._mask.fill_(True)
-        else:
+        rebuild = seed is not None and not (self._fresh and int(seed) == self._seed)  # fresh: these are seed's tracks
+        if mask is not None:
             mask = torch.as_tensor(mask, device=self.device)
             if mask.shape != (self.num_envs,) or mask.dtype != torch.bool:
                 raise ValueError(f"CarRacingVecEnv.reset: reset_mask must be a bool tensor of shape [{self.num_envs}], "
                                  f"got {mask.dtype} {list(mask.shape)}")
+            # New tracks in every env (the first reset, or a seed that rebuilds the course) with
+            # only some cars placed would leave the others' cars and progress on tracks that are
+            # gone; checked before anything changes (one host read of the mask, in reset only).
+            if (self._fresh or rebuild) and not bool(mask.all()):
+                raise ValueError("CarRacingVecEnv.reset: reset_mask must select every env "
+                                 + ("on the first reset (no car is placed yet)" if self._fresh and not rebuild else
+                                    f"with seed = {seed!r} (it rebuilds every env's track)"))
+        if rebuild:
+            self._build_course(int(seed))
+        elif seed is not None:
+            self._generator.manual_seed(int(seed))
+        if mask is None:
+            self._mask.fill_(True)
+        else:
             self._mask.copy_(mask)
         self._reset_masked(self._mask, regenerate=not self._fresh)
         self._fresh = False
@@ -296,7 +314,13 @@ class CarRacingVecEnv(VectorEnv):
                 raise TypeError(f"CarRacingVecEnv._reset_idx: env_ids must be a 1-D sequence of int indices, got "
                                 f"{ids.dtype} {list(ids.shape)} (a bool mask goes to reset(options={{'reset_mask': m}}))")
             self._mask[ids.to(torch.long)] = True
-        self._reset_masked(self._mask, regenerate=True)
+            # Before the first reset no car is placed: as reset's mask, every env or none.
+            if self._fresh and not bool(self._mask.all()):
+                raise ValueError("CarRacingVecEnv._reset_idx: env_ids must cover every env before the first reset "
+                                 "(no car is placed yet)")
+        # The first reset keeps the tracks just built, as reset() does; step may follow it.
+        self._reset_masked(self._mask, regenerate=not self._fresh)
+        self._fresh = False
         self._frame = self.course.localize(window=0)
         torch.where(self._mask, self._frame.s, self.s_prev, out=self.s_prev)
 
