@@ -18,17 +18,6 @@
 
 namespace progress_test {
 
-struct localize_query {
-  int env;
-  float3 p;
-  int hint, window;
-};
-struct localize_fn {
-  TRACK_GEN_HD tg::localization operator()(const tg::course_ref& v, const localize_query& q) const {
-    return tg::localize(v.track(q.env), q.p, q.hint, q.window);
-  }
-};
-
 struct arc_query {
   int env;
   float s;

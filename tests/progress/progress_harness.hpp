@@ -682,12 +682,12 @@ __global__ void map_kernel(F f, const tg::course_ref view, const In* in, Out* ou
 /// element): `f` is a functor with a `TRACK_GEN_HD` call operator taking the course's view and
 /// one input, returning a trivially copyable value. The device functions under test run where
 /// the user's kernels would run them.
-template <class Policy, class F, class In>
-auto map_on_backend(rig<Policy>& r, F f, const std::vector<In>& in) {
+template <class Policy, class Pipeline, class F, class In>
+auto map_on_backend(rig<Policy, Pipeline>& r, F f, const std::vector<In>& in) {
   using out_type = decltype(f(std::declval<const tg::course_ref&>(), std::declval<const In&>()));
   const int n = static_cast<int>(in.size());
-  typename rig<Policy>::template buffer<In> input(in.size());
-  typename rig<Policy>::template buffer<out_type> output(in.size());
+  typename rig<Policy, Pipeline>::template buffer<In> input(in.size());
+  typename rig<Policy, Pipeline>::template buffer<out_type> output(in.size());
   input.upload(in, r.stream());
   const tg::course_ref view = r.course().view();
   if constexpr (std::is_same_v<typename Policy::backend_type, tg::backend::host>) {
@@ -700,6 +700,18 @@ auto map_on_backend(rig<Policy>& r, F f, const std::vector<In>& in) {
   }
   return output.download(r.stream());
 }
+
+/// A localize() call for map_on_backend: env, point [m], hint and window (localizer.hpp).
+struct localize_query {
+  int env;
+  float3 p;
+  int hint, window;
+};
+struct localize_fn {
+  TRACK_GEN_HD tg::localization operator()(const tg::course_ref& v, const localize_query& q) const {
+    return tg::localize(v.track(q.env), q.p, q.hint, q.window);
+  }
+};
 
 /// Requires that every env of a freshly built rig holds a valid user track (the test
 /// geometry's precondition, not a result under test).
