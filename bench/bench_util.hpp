@@ -8,8 +8,8 @@
 ///   (peer, version, device, command), numbers with the digits the programs have always written,
 ///   the summaries and track statistics as the rows carry them, and writing the file;
 /// - summaries of timed samples (median, p10, p90, min, max) and statistics of a batch of tracks;
-/// - for the CUDA programs: the CUDA error check, a device buffer, and exit status 77 without a
-///   CUDA device.
+/// - for the CUDA programs: the CUDA error check, a device buffer, the one box per env of the box
+///   rows (car_boxes), and exit status 77 without a CUDA device.
 
 #include <track_gen/track_gen.hpp>
 
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -270,6 +271,33 @@ class device_buffer {
     void operator()(T* p) const { (void)cudaFree(p); }  // no throwing from a destructor
   };
   std::unique_ptr<T, deleter> data_;
+};
+
+/// One box per env, the footprint of the step_with_boxes rows (track_gen_bench) and of
+/// graph_replay_bench --boxes: 0.4 x 0.2 m (half extents 0.2, 0.1), yawed 0.3 rad from the x axis
+/// (a unit quaternion x, y, z, w about +z). Bind them with course.bind(positions,
+/// orientations.get(), half_extents.get(), stream): each step then runs the exact box contacts
+/// (collision.hpp) after the progress step. The yaw is fixed, so on bends a corner is often off
+/// the road: the contacts' slower path is part of what these rows time.
+struct car_boxes {
+  static constexpr float yaw_rad = 0.3f;
+  static constexpr float half_length_m = 0.2f, half_width_m = 0.1f;
+  device_buffer<float4> orientations;  ///< float4 [E], device
+  device_buffer<float2> half_extents;  ///< float2 [E] [m], device
+
+  explicit car_boxes(std::size_t envs) : orientations(envs), half_extents(envs) {
+    const std::vector<float4> q(envs, make_float4(0.0f, 0.0f, std::sin(0.5f * yaw_rad), std::cos(0.5f * yaw_rad)));
+    const std::vector<float2> h(envs, make_float2(half_length_m, half_width_m));
+    BENCH_CUDA(cudaMemcpy(orientations.get(), q.data(), q.size() * sizeof(float4), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(half_extents.get(), h.data(), h.size() * sizeof(float2), cudaMemcpyHostToDevice));
+  }
+
+  /// The JSON members that describe them.
+  static json describe() {
+    return {{"boxes_per_env", 1},
+            {"box_half_extents_m", {number(half_length_m, "%g"), number(half_width_m, "%g")}},
+            {"box_yaw_rad", number(yaw_rad, "%g")}};
+  }
 };
 
 /// 0 when a CUDA device is present; otherwise says so on stderr (naming `program`) and returns

@@ -27,6 +27,15 @@
 /// "over baseline" the difference of the two medians in microseconds (what regenerate(mask) adds
 /// to the physics + step graph). --label names the run in the JSON (scripts/perf-report puts the
 /// "operating_point" run in its own section).
+///
+/// --boxes binds one box per env besides the positions (bench_util.hpp's car_boxes: a 0.4 x 0.2 m
+/// footprint at a fixed yaw, as track_gen_bench's step_with_boxes rows), so that every captured
+/// course.step also runs the exact box contacts (collision.hpp): the graphs are physics + step +
+/// collision (+ regenerate(mask)), the baseline physics + step + collision. It also captures a
+/// physics-only graph (the stand-in physics kernel alone: skip policy "physics_only"), the floor
+/// the utilities are added to. Each row records boxes_per_env (0 or 1); scripts/perf-report puts
+/// the run labelled "operating_point_boxes" beside the "operating_point" run (issue 14: physics +
+/// step + collision + masked regeneration at E = 4,096 beside the physics-only graph).
 /// Prints a markdown table and, with --json PATH, the same rows as JSON.
 
 #include <track_gen/graph.hpp>
@@ -130,12 +139,13 @@ struct options : track_gen_bench::common_options {
   int replays = 1000;
   int all_done_replays = 0;  // replays of the fraction-1 graphs; 0: `replays`
   int warmup = 20;
+  bool boxes = false;  // --boxes: one box per env bound, and the physics-only graph
 };
 
 struct row {
   int envs = 0;
-  std::string skip;      // "conditional", "unconditional", or "baseline"
-  double fraction = -1;  // < 0: baseline (no regenerate)
+  std::string skip;      // "conditional", "unconditional", "baseline" or "physics_only"
+  double fraction = -1;  // < 0: baseline or physics_only (no regenerate)
   long done = 0;         // envs set in the mask
   int replays = 0;       // timed replays of this row
   stats ms{};
@@ -143,17 +153,18 @@ struct row {
   double over_baseline_us = 0;
 };
 
-/// Captures the physics kernel, course.step and, unless `mask` is null, course.regenerate(mask,
-/// advance) on `stream`, then instantiates and uploads the graph. (A null mask means "every
-/// env" to the library, so here it means "no regenerate" instead of being passed on.)
+/// Captures the physics kernel, course.step (unless `physics_only`) and, unless `mask` is null,
+/// course.regenerate(mask, advance) on `stream`, then instantiates and uploads the graph. (A null
+/// mask means "every env" to the library, so here it means "no regenerate" instead of being
+/// passed on.)
 template <class Course>
 tg::graph_exec capture_replay(Course& course, float* arc, float3* positions, const std::int32_t* mask,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, bool physics_only = false) {
   const ::cuda::stream_ref sref(stream);
   tg::scoped_capture capture(sref);
   drive_agents<<<grid_for(course.num_envs()), block_threads, 0, stream>>>(course.view(), arc, positions, advance_m);
   BENCH_CUDA(cudaGetLastError());
-  course.step(sref);
+  if (!physics_only) course.step(sref);
   if (mask != nullptr) course.regenerate(mask, /*advance=*/true, sref);
   const tg::graph g = capture.end();
   tg::graph_exec exec = g.instantiate();
@@ -206,7 +217,14 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     const std::size_t n = static_cast<std::size_t>(envs);
     device_buffer<float3> positions(n);
     device_buffer<float> arc(n);
-    course.bind(positions.get());
+    // --boxes: the boxes outlive every graph (declared before them), as the positions do.
+    std::unique_ptr<track_gen_bench::car_boxes> boxes;
+    if (o.boxes) {
+      boxes = std::make_unique<track_gen_bench::car_boxes>(n);
+      course.bind(positions.get(), boxes->orientations.get(), boxes->half_extents.get(), sref);
+    } else {
+      course.bind(positions.get());
+    }
     start_agents<<<grid_for(envs), block_threads, 0, stream>>>(course.view(), arc.get());
     BENCH_CUDA(cudaGetLastError());
 
@@ -233,26 +251,32 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     }
 
     // Everything built before the first timed replay: the tracks, the agents, every graph.
-    tg::graph_exec baseline;
+    tg::graph_exec baseline, physics;
     if (with_baseline) baseline = capture_replay(course, arc.get(), positions.get(), nullptr, stream);
+    if (with_baseline && o.boxes) physics = capture_replay(course, arc.get(), positions.get(), nullptr, stream, true);
     std::vector<tg::graph_exec> graphs;
     for (const device_buffer<std::int32_t>& m : masks)
       graphs.push_back(capture_replay(course, arc.get(), positions.get(), m.get(), stream));
     BENCH_CUDA(cudaStreamSynchronize(stream));
 
-    if (with_baseline) {
+    // The row of a graph without regenerate: the baseline, or the physics-only graph (--boxes).
+    const auto plain_row = [&](const char* skip, const tg::graph_exec& exec) {
       row r;
       r.envs = envs;
-      r.skip = "baseline";
+      r.skip = skip;
       r.replays = o.replays;
-      r.ms = time_replays(baseline, o.warmup, o.replays, stream, ev);
-      rows.push_back(r);
+      r.ms = time_replays(exec, o.warmup, o.replays, stream, ev);
+      return r;
+    };
+    if (with_baseline) {
+      rows.push_back(plain_row("baseline", baseline));
       // The stand-in physics should keep every agent on its track.
       const tg::progress_snapshot p = course.copy_progress(sref);
       long off = 0;
       for (std::uint32_t f : p.flags) off += (f & tg::progress_flags::off_track) != 0u;
       if (off != 0)
         std::fprintf(stderr, "warning: E = %d: %ld agents off track after the baseline replays\n", envs, off);
+      if (o.boxes) rows.push_back(plain_row("physics_only", physics));
     }
     for (std::size_t i = 0; i < graphs.size(); ++i) {
       row r;
@@ -303,6 +327,9 @@ int parse(int argc, char** argv, options& o) {
                  "timed replays of the graphs in which every env is done, after at most 3 warm-up replays")
       ->check(number_check<int>([](int r) { return r == 0 || r >= 20; }, ">= 20, or 0: --replays"));
   app.add_option("--warmup", o.warmup, "untimed replays per graph before them")->check(at_least(0));
+  app.add_flag("--boxes", o.boxes,
+               "bind one box per env (0.4 x 0.2 m): every step runs the exact box contacts; adds the physics-only "
+               "graph's row");
   return track_gen_bench::parse(app, argc, argv);
 }
 
@@ -331,10 +358,13 @@ json document(const std::vector<row>& rows, const std::string& device, const std
   doc["all_done_replays"] = o.all_done_replays > 0 ? o.all_done_replays : o.replays;
   doc["gate_spacing_m"] = number(o.spacing, "%g");
   doc["seed"] = o.seed;
+  doc["boxes_per_env"] = o.boxes ? 1 : 0;
+  if (o.boxes) doc.update(track_gen_bench::car_boxes::describe());
   json& out = doc["rows"] = json::array();
   for (const row& r : rows) {
     const bool baseline = r.fraction < 0;
     out.push_back({{"envs", r.envs},
+                   {"boxes_per_env", o.boxes ? 1 : 0},
                    {"skip_policy", r.skip},
                    {"regenerate", !baseline},
                    {"done_fraction", baseline ? json(nullptr) : number(r.fraction, "%.15g")},
@@ -365,6 +395,9 @@ int main(int argc, char** argv) {
     std::printf("preset track, gate spacing %.2f m, seed %llu; per graph %d untimed warm-up replays, then %d replays "
                 "timed one by one with CUDA events\n",
                 static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), o.warmup, o.replays);
+    if (o.boxes)
+      std::printf("--boxes: one %g x %g m box per env bound, every step runs the box contacts; physics-only graph too\n",
+                  2.0 * track_gen_bench::car_boxes::half_length_m, 2.0 * track_gen_bench::car_boxes::half_width_m);
     if (o.all_done_replays > 0)
       std::printf("graphs in which every env is done: %d replays after %d warm-up (--all-done-replays)\n",
                   o.all_done_replays, std::min(o.warmup, 3));

@@ -19,7 +19,8 @@
 /// - `sdf`: the SDF collision backend (sdf.hpp) for every E of --step-envs and R of
 ///   --sdf-resolutions: `sdf_bake` (every env), `sdf_bake_masked` (one env in 16, as after a
 ///   masked regeneration; us_per_baked_env counts only those) and `sdf_query` (collide_box of one
-///   box per env);
+///   box per env); the whole-batch bake only for E <= --bake-max-envs, and no row of a field over
+///   --max-field-gib (default 16: E = 1M at R = 64 takes 16.02 GiB);
 /// - `gate_frames`: gate-frame collision (gate_collision.hpp) through the batch query
 ///   collide_gate_frames, for every E of --step-envs, on gate courses (presets::gate_course): one
 ///   sphere (0.15 m) per env beside its next gate's left post, every output written;
@@ -30,6 +31,12 @@
 ///   --heightfield-resolutions: `heightfield_bake` (every env), `heightfield_bake_masked` (one env
 ///   in 16; us_per_baked_env counts only those) and `heightfield_sample` (sample_heights of 16
 ///   points per env over its grid, one thread each).
+/// - `utilities`: the per-step utilities through the batch queries (queries.hpp) on the `track`
+///   preset, for every E of --step-envs, agents moved before each call as in the step rows:
+///   `localize` (warm, window W = projection_window), `utilities` (localize + track_ahead with
+///   K = 10 points 1 m apart + progress_delta: localizer, observations and rewards, three
+///   launches; compared with `step` by scripts/perf-report) and `collide_boxes` (the exact box
+///   contacts alone, one 0.4 x 0.2 m box per env, bench_util.hpp's car_boxes).
 ///
 /// Method: CUDA events around each call on a dedicated non-blocking stream, --warmup untimed
 /// calls, then the median, p10, p90 (linear interpolation between ranks), minimum and maximum of
@@ -56,6 +63,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -173,9 +181,12 @@ struct options : track_gen_bench::common_options {
   int warmup = 3;
   double row_cap_s = 0;  // 0: no cap
   long copy_mib = 2048;
-  bool generate = true, step = true, long_rows = true, copy = true, sdf = true, gate_frames = true, heightfield = true;
+  bool generate = true, step = true, long_rows = true, copy = true, sdf = true, gate_frames = true, heightfield = true,
+       utilities = true;
   std::vector<int> sdf_resolutions = {32, 64, 128};  // sdf rows: texels per side R
   std::vector<int> heightfield_resolutions = {32, 64, 128};  // heightfield rows: texels per side R
+  long bake_max_envs = LONG_MAX;  // whole-batch bake rows (sdf_bake, heightfield_bake) only up to this E
+  double max_field_gib = 16;      // sdf / heightfield rows of a field larger than this are skipped
   std::vector<int> block_threads;  // extra generate_block rows: the fused kernel at other block sizes
   std::vector<std::string> generators;  // extra generate_family rows: these families ("mix": equal weights)
 };
@@ -396,15 +407,11 @@ row run_step(long envs, const options& o, cudaStream_t stream, step_kind kind) {
   tg::course<> course(params, o.spacing, sref);
   device_buffer<float3> positions(static_cast<std::size_t>(envs));
   if (kind == step_kind::with_boxes) {
-    // A car's footprint, 0.4 x 0.2 m, yawed 0.3 rad from the x axis (a unit quaternion x, y, z, w).
-    const std::vector<float4> q(static_cast<std::size_t>(envs), make_float4(0.0f, 0.0f, std::sin(0.15f), std::cos(0.15f)));
-    const std::vector<float2> h(static_cast<std::size_t>(envs), make_float2(0.2f, 0.1f));
-    device_buffer<float4> orientations(q.size());
-    device_buffer<float2> half_extents(h.size());
-    BENCH_CUDA(cudaMemcpy(orientations.get(), q.data(), q.size() * sizeof(float4), cudaMemcpyHostToDevice));
-    BENCH_CUDA(cudaMemcpy(half_extents.get(), h.data(), h.size() * sizeof(float2), cudaMemcpyHostToDevice));
-    course.bind(positions.get(), orientations.get(), half_extents.get(), sref);
-    return time_step(course, positions, envs, o, stream, kind, params.num_samples);
+    const track_gen_bench::car_boxes boxes(static_cast<std::size_t>(envs));  // a car's 0.4 x 0.2 m footprint
+    course.bind(positions.get(), boxes.orientations.get(), boxes.half_extents.get(), sref);
+    row r = time_step(course, positions, envs, o, stream, kind, params.num_samples);
+    r.extra.update(track_gen_bench::car_boxes::describe());
+    return r;
   }
   course.bind(positions.get());
   return time_step(course, positions, envs, o, stream, kind, params.num_samples);
@@ -484,7 +491,7 @@ row timed_row(const std::string& scenario, long envs, int samples, const std::fu
 /// The two bake rows of a per-env grid (sdf.hpp, heightfield.hpp) at resolution R, named
 /// `<prefix>_bake` (every env, one launch) and `<prefix>_bake_masked` (the envs of a mask with one
 /// env in 16 set, as after a masked regeneration: the rate counts only those). `bake(mask)`
-/// bakes the masked envs (null: every env).
+/// bakes the masked envs (null: every env). Above --bake-max-envs only the masked row is timed.
 template <class Bake>
 std::vector<row> run_bake_rows(const std::string& prefix, long envs, int samples, int resolution, std::size_t field_bytes,
                                const Bake& bake, const options& o, cudaStream_t stream) {
@@ -495,6 +502,7 @@ std::vector<row> run_bake_rows(const std::string& prefix, long envs, int samples
   device_buffer<std::int32_t> mask(static_cast<std::size_t>(envs));
   BENCH_CUDA(cudaMemcpy(mask.get(), mask_host.data(), mask_host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
   for (const bool subset : {false, true}) {
+    if (!subset && envs > o.bake_max_envs) continue;
     row r = timed_row(prefix + (subset ? "_bake_masked" : "_bake"), envs, samples,
                       [&](int) { bake(subset ? mask.get() : nullptr); }, o, stream);
     const long baked = subset ? masked : envs;
@@ -509,11 +517,12 @@ std::vector<row> run_bake_rows(const std::string& prefix, long envs, int samples
 }
 
 /// sdf.hpp at resolution R: sdf_bake and sdf_bake_masked (run_bake_rows), and sdf_query
-/// (collide_box of one box per env, one thread each). Skipped where the field would exceed 16 GiB.
+/// (collide_box of one box per env, one thread each). Skipped where the field would exceed
+/// --max-field-gib.
 std::vector<row> run_sdf(long envs, int resolution, const options& o, cudaStream_t stream) {
   std::vector<row> rows;
   const int e = static_cast<int>(envs);
-  if (tg::sdf_field<>::required_bytes(e, resolution) > (std::size_t{16} << 30)) return rows;
+  if (static_cast<double>(tg::sdf_field<>::required_bytes(e, resolution)) > o.max_field_gib * 1073741824.0) return rows;
   const ::cuda::stream_ref sref(stream);
   tg::track_params params = tg::presets::track(e);
   params.seed = o.seed;
@@ -598,11 +607,12 @@ __global__ void heightfield_points_kernel(const tg::heightfield_ref field, float
 /// heightfield.hpp at resolution R, on elevated tracks (elevated_drone_track): heightfield_bake
 /// and heightfield_bake_masked (run_bake_rows), and heightfield_sample (sample_heights of 16
 /// points per env, one thread each; the rate counts points). Skipped where the field would
-/// exceed 16 GiB.
+/// exceed --max-field-gib.
 std::vector<row> run_heightfield(long envs, int resolution, const options& o, cudaStream_t stream) {
   std::vector<row> rows;
   const int e = static_cast<int>(envs);
-  if (tg::heightfield<>::required_bytes(e, resolution) > (std::size_t{16} << 30)) return rows;
+  if (static_cast<double>(tg::heightfield<>::required_bytes(e, resolution)) > o.max_field_gib * 1073741824.0)
+    return rows;
   const ::cuda::stream_ref sref(stream);
   tg::track_params params = tg::presets::elevated_drone_track(e);
   params.seed = o.seed;
@@ -628,17 +638,140 @@ std::vector<row> run_heightfield(long envs, int resolution, const options& o, cu
   return rows;
 }
 
+/// Points and their arc-length spacing [m] of the track_ahead observation in the utilities rows
+/// (issue 14: K = 10 centreline samples ahead of the agent).
+constexpr int ahead_points = 10;
+constexpr float ahead_spacing_m = 1.0f;
+
+/// The per-step utilities of an RL step (issue 14) through the batch queries (queries.hpp), one
+/// thread per env each, on the `track` preset's course; before each timed call an untimed kernel
+/// moves the agents as in the step rows (place_agents, 0.15 m a call):
+/// - `localize`: localize, warm (its own hints, window W = projection_window, as the step's
+///   projection), writing s, n, curvature, heading and lost;
+/// - `utilities`: that localize, then track_ahead (K = 10 points 1 m apart in the agent's frame,
+///   its yaw taken as the centreline heading localize returned) and progress_delta (the signed
+///   arc length since the previous call: the progress reward): three launches, the localizer +
+///   observations + rewards that issue 14 compares with `step`;
+/// - `collide_boxes`: the exact box contacts alone (collide_boxes of one car_boxes box per env at
+///   the agent, warm-started from its own hints, window W; without the course step's trust
+///   margin, so a corner off the road costs an O(N) search).
+std::vector<row> run_utilities(long envs, const options& o, cudaStream_t stream) {
+  tg::track_params params = tg::presets::track(static_cast<int>(envs));
+  params.seed = o.seed;
+  const ::cuda::stream_ref sref(stream);
+  tg::course<> course(params, o.spacing, sref);
+  const std::size_t n = static_cast<std::size_t>(envs);
+  device_buffer<float3> positions(n), ahead(n * ahead_points);
+  device_buffer<float> s_a(n), s_b(n), lateral(n), curvature(n), heading(n), delta(n), clearance(n);
+  device_buffer<int> hints(n), box_hints(n);
+  device_buffer<std::uint8_t> lost(n);
+  device_buffer<std::uint32_t> flags(n);
+  for (void* p : {static_cast<void*>(hints.get()), static_cast<void*>(box_hints.get()), static_cast<void*>(s_a.get()),
+                  static_cast<void*>(s_b.get())})
+    BENCH_CUDA(cudaMemsetAsync(p, 0, n * 4, stream));  // int and float [E]: 4 bytes each
+  const track_gen_bench::car_boxes boxes(n);
+  const tg::course_ref view = course.view();
+  const tg::track_batch_ref batch = view.batch();
+  const int window = tg::default_tuning::projection_window;
+  const unsigned blocks = static_cast<unsigned>((envs + 255) / 256);
+  int moves = 0;
+  const auto move = [&](int) {
+    place_agents<<<blocks, 256, 0, stream>>>(view, positions.get(), moves++, 0.15f);
+    BENCH_CUDA(cudaGetLastError());
+  };
+  // Call c localizes into s_now = (c even ? s_a : s_b); progress_delta reads the other (the last call's).
+  int calls = 0;
+  const auto localize = [&](float* s_now) {
+    tg::localize_outputs out;
+    out.s = s_now;
+    out.n = lateral.get();
+    out.curvature = curvature.get();
+    out.heading = heading.get();
+    out.lost = lost.get();
+    tg::localize<tg::backend::cuda>(batch, positions.get(), hints.get(), window, out, sref);
+  };
+  const auto localize_only = [&](int) { localize(calls++ % 2 == 0 ? s_a.get() : s_b.get()); };
+  const auto utilities = [&](int) {
+    const bool even = calls++ % 2 == 0;
+    float* s_now = even ? s_a.get() : s_b.get();
+    const float* s_prev = even ? s_b.get() : s_a.get();
+    localize(s_now);
+    tg::track_ahead<tg::backend::cuda>(batch, s_now, positions.get(), heading.get(), ahead_points, ahead_spacing_m,
+                                       ahead.get(), sref);
+    tg::progress_delta<tg::backend::cuda>(batch, s_prev, s_now, delta.get(), sref);
+  };
+  const auto collide = [&](int) {
+    tg::box_contact_outputs out;
+    out.flags = flags.get();
+    out.clearance = clearance.get();
+    tg::collide_boxes<tg::backend::cuda>(batch, positions.get(), boxes.orientations.get(), boxes.half_extents.get(),
+                                         box_hints.get(), window, out, sref);
+  };
+  // The mean over the envs of an [E] array copied to the host (after the stream's work).
+  const auto host_mean = [&](const auto* device, const auto& value) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(device)>>;
+    std::vector<T> h(n);
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    BENCH_CUDA(cudaMemcpy(h.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+    double sum = 0;
+    for (const T& x : h) sum += value(x);
+    return sum / static_cast<double>(n);
+  };
+  const auto time_row = [&](const char* scenario, const std::function<void(int)>& call) {
+    row r;
+    r.scenario = scenario;
+    r.envs = envs;
+    r.samples = params.num_samples;
+    r.repeats = row_repeats(warm_up(o.warmup, stream, [&](int w) {
+                              move(w);
+                              call(w);
+                            }),
+                            o);
+    r.ms = summarise(time_calls(r.repeats, stream, move, call));
+    r.rate = static_cast<double>(envs) / (r.ms.median * 1e-3);
+    r.extra["env_steps_per_s"] = number(r.rate, "%.6e");
+    r.extra["window"] = window;
+    return r;
+  };
+  const auto lost_fraction = [&] {
+    return number(host_mean(lost.get(), [](std::uint8_t x) { return x != 0 ? 1.0 : 0.0; }), "%.6f");
+  };
+  std::vector<row> rows;
+  row loc = time_row("localize", localize_only);
+  loc.extra["lost_fraction"] = lost_fraction();
+  loc.extra["launches"] = 1;
+  rows.push_back(loc);
+  row util = time_row("utilities", utilities);
+  util.extra["lost_fraction"] = lost_fraction();
+  util.extra["ahead_points"] = ahead_points;
+  util.extra["ahead_spacing_m"] = number(ahead_spacing_m, "%g");
+  // The agents moved 0.15 m along the track between the last two calls: the mean reward shows it.
+  util.extra["mean_progress_delta_m"] = number(host_mean(delta.get(), [](float x) { return static_cast<double>(x); }), "%.5f");
+  util.extra["launches"] = 3;
+  rows.push_back(util);
+  row box = time_row("collide_boxes", collide);
+  box.extra["boxes_out_of_bounds_fraction"] = number(
+      host_mean(flags.get(), [](std::uint32_t f) { return (f & tg::contact_flags::out_of_bounds) != 0u ? 1.0 : 0.0; }), "%.6f");
+  box.extra["lost_fraction"] = number(
+      host_mean(flags.get(), [](std::uint32_t f) { return (f & tg::contact_flags::lost) != 0u ? 1.0 : 0.0; }), "%.6f");
+  box.extra["launches"] = 1;
+  box.extra.update(track_gen_bench::car_boxes::describe());
+  rows.push_back(box);
+  return rows;
+}
+
 /// The options of the command line in `o`: -1 to go on, else the exit status.
 int parse(int argc, char** argv, options& o) {
   using namespace track_gen_bench;
   CLI::App app("track_gen_bench: GPU throughput of track_gen (generate, step, step_after_reset, long_track, sdf, "
-               "gate_frames) and the copy-bandwidth floor, timed with CUDA events.");
+               "gate_frames, heightfield, utilities) and the copy-bandwidth floor, timed with CUDA events.");
   add_common_options(app, o);
   app.add_option("--envs", o.envs, "envs E of the generate rows")->delimiter(',')->check(in_range(1L, long{INT_MAX}));
   app.add_option("--samples", o.samples, "samples N per track of the generate rows")
       ->delimiter(',')
       ->check(in_range(8, 4096));
-  app.add_option("--step-envs", o.step_envs, "envs E of the step and step_after_reset rows")
+  app.add_option("--step-envs", o.step_envs,
+                 "envs E of the step, step_after_reset, step_with_boxes, sdf, gate_frames, heightfield and utilities rows")
       ->delimiter(',')
       ->check(in_range(1L, long{INT_MAX}))
       ->default_str("as --envs");
@@ -660,10 +793,18 @@ int parse(int argc, char** argv, options& o) {
                  "texels per side R of the heightfield rows (heightfield.hpp)")
       ->delimiter(',')
       ->check(in_range(2, 512));
+  app.add_option("--bake-max-envs", o.bake_max_envs,
+                 "whole-batch bake rows (sdf_bake, heightfield_bake) only for E up to this; the masked bake and the "
+                 "query rows at every E")
+      ->check(at_least(1L))
+      ->default_str("no limit");
+  app.add_option("--max-field-gib", o.max_field_gib,
+                 "skip the sdf and heightfield rows whose field (E (R^2 4 + 16) bytes) exceeds this [GiB]")
+      ->check(positive<double>());
   std::vector<std::string> only;
   app.add_option("--only", only, "only these scenarios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf", "gate_frames", "heightfield"}))
+      ->check(CLI::IsMember({"generate", "step", "copy", "long", "sdf", "gate_frames", "heightfield", "utilities"}))
       ->default_str("all of them");
   bool no_long = false, quick = false;
   app.add_flag("--no-long", no_long, "no long_track rows");
@@ -699,6 +840,7 @@ int parse(int argc, char** argv, options& o) {
     o.sdf = has("sdf");
     o.gate_frames = has("gate_frames");
     o.heightfield = has("heightfield");
+    o.utilities = has("utilities");
   }
   if (no_long) o.long_rows = false;
   if (o.step_envs.empty()) o.step_envs = o.envs;
@@ -720,7 +862,9 @@ void print_tables(const std::vector<row>& rows) {
   std::printf("| scenario | E | N | repeats | median ms | p10 ms | p90 ms | min ms | max ms | rate |\n");
   std::printf("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
-    const char* unit = r.scenario.rfind("step", 0) == 0   ? "env-steps/s"
+    const bool per_env_step = r.scenario.rfind("step", 0) == 0 || r.scenario == "localize" ||
+                              r.scenario == "utilities" || r.scenario == "collide_boxes";
+    const char* unit = per_env_step                        ? "env-steps/s"
                        : r.scenario.rfind("copy", 0) == 0 ? "GB/s (r+w)"
                        : r.scenario == "sdf_query"        ? "boxes/s"
                        : r.scenario.rfind("gate_frames", 0) == 0 ? "spheres/s"
@@ -847,6 +991,13 @@ int main(int argc, char** argv) {
         for (int res : o.heightfield_resolutions)
           attempt("heightfield E=" + std::to_string(e) + " R=" + std::to_string(res), errors,
                   [&] { for (const row& r : run_heightfield(e, res, o, stream)) rows.push_back(r); });
+      }
+    }
+    if (o.utilities) {
+      for (long e : o.step_envs) {
+        if (e > o.max_envs) continue;
+        attempt("utilities E=" + std::to_string(e), errors,
+                [&] { for (const row& r : run_utilities(e, o, stream)) rows.push_back(r); });
       }
     }
     if (o.long_rows) {
