@@ -103,6 +103,15 @@ def test_outputs_are_float32_under_a_float64_default_dtype(float64_default):
            "speed_profile": course.speed_profile(4.0, 4.0, 6.0, 3.0),
            "cones": course.cones("left", 1.0, 64).position,
            "sample_height": course.sample_height(pos[:, 0].clone(), pos[:, 1].clone())}
+    quat = torch.tensor([[1.0, 0, 0, 0]] * E, dtype=torch.float32)
+    half = torch.full((E, 2), 0.1, dtype=torch.float32)
+    box = course.collide(pos, quat, half)
+    disc = course.collide_discs(pos, quat, half, torch.zeros(E, 2, 3, dtype=torch.float32), 0.1)
+    gates = Course.gates(presets.gate_course(E, device="cpu", seed=5))
+    frame = gates.gate_frame_collision(gates.tracks.gate_centre[:, 0].clone(), 0.15)
+    out.update({"collide.distance": box.distance, "collide.normal": box.normal, "collide_discs.depth": disc.depth,
+                "collide_discs.normal": disc.normal, "gate_frame_collision.depth": frame.depth,
+                "gate_frame_collision.normal": frame.normal})
     for name, t in out.items():
         assert t.dtype == torch.float32, name
     assert torch.equal(out["progress_delta"], torch.zeros(E, dtype=torch.float32))

@@ -810,10 +810,10 @@ class Course:
         half_extents = self._points_e(half_extents, "half_extents", 2)
         E, dev = self.num_envs, self.device
         b = self._buffers("collide" if backend == "exact" else "collide_sdf", lambda: {
-            "quat": torch.zeros(E, 4, device=dev), "hints": torch.zeros(E, dtype=torch.int32, device=dev),
+            "quat": torch.zeros(E, 4, dtype=torch.float32, device=dev), "hints": torch.zeros(E, dtype=torch.int32, device=dev),
             "flags": torch.zeros(E, dtype=torch.int32, device=dev), "oob": torch.zeros(E, dtype=torch.int32, device=dev),
             "distance": torch.zeros(E, dtype=torch.float32, device=dev), "nearest": torch.zeros(E, 3, dtype=torch.float32, device=dev),
-            "normal": torch.zeros(E, 3, device=dev), "side": torch.zeros(E, dtype=torch.int32, device=dev)})
+            "normal": torch.zeros(E, 3, dtype=torch.float32, device=dev), "side": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
         quat = orientation
         if not xyzw:  # (w, x, y, z) -> (x, y, z, w), into a buffer of the course's (no allocation)
@@ -858,8 +858,8 @@ class Course:
         if isinstance(radius, bool) or not isinstance(radius, (int, float)):
             raise TypeError(f"radius must be a number [m], got {radius!r}")
         b = self._buffers("collide_discs", lambda: {
-            "quat": torch.zeros(E, 4, device=dev), "flags": torch.zeros(E, dtype=torch.int32, device=dev),
-            "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, device=dev),
+            "quat": torch.zeros(E, 4, dtype=torch.float32, device=dev), "flags": torch.zeros(E, dtype=torch.int32, device=dev),
+            "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, dtype=torch.float32, device=dev),
             "point": torch.zeros(E, 3, dtype=torch.float32, device=dev), "normal": torch.zeros(E, 3, dtype=torch.float32, device=dev),
             "disc": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
@@ -916,9 +916,9 @@ class Course:
         E, dev = self.num_envs, self.device
         b = self._buffers("gate_frame_collision", lambda: {
             "flags": torch.zeros(E, dtype=torch.int32, device=dev), "bit": torch.zeros(E, dtype=torch.int32, device=dev),
-            "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, device=dev),
+            "hit": torch.zeros(E, dtype=torch.bool, device=dev), "depth": torch.zeros(E, dtype=torch.float32, device=dev),
             "distance": torch.zeros(E, dtype=torch.float32, device=dev), "point": torch.zeros(E, 3, dtype=torch.float32, device=dev),
-            "normal": torch.zeros(E, 3, device=dev), "member": torch.zeros(E, dtype=torch.int32, device=dev),
+            "normal": torch.zeros(E, 3, dtype=torch.float32, device=dev), "member": torch.zeros(E, dtype=torch.int32, device=dev),
             "gate": torch.zeros(E, dtype=torch.int32, device=dev)})
         self._note()
         self._impl.gate_frame_collision(position, float(radius), float(frame_half_thickness), float(frame_half_depth),
