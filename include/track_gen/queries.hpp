@@ -429,7 +429,7 @@ void progress_delta(const track_batch_ref& view, const float* s_prev, const floa
 /// progress as if its agent stood at arc length `s[e]`, `lateral[e]` metres left of the
 /// centreline (course_ref::spawn: next gate = the first gate ahead, no lap before a full circuit
 /// from there; a non-finite s or lateral resets the env to the start line and sets
-/// status::invalid_input), and writes the pose to put the agent at: `position[e]` (the
+/// status::invalid_input; its pose is then the start line's), and writes the pose to put the agent at: `position[e]` (the
 /// centreline's height: add your ride height) and `yaw[e]` (the direction of travel), both
 /// spawn_pose(track, s[e], lateral[e]). Entries of unmasked envs are not written (so the
 /// outputs may be your simulator's root-state buffers).

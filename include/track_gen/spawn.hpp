@@ -21,14 +21,17 @@ struct track_pose {
   int hint;         ///< sample index of the segment holding s: a projection hint (track_ref::project, localize)
 };
 
-/// The pose at arc length `s` [m] (any real: wrapped into [0, L); non-finite: 0), `lateral`
-/// metres to the LEFT of the centreline (negative: right) along the interpolated left normal:
+/// The pose at arc length `s` [m] (any real: wrapped into [0, L)), `lateral` metres to the
+/// LEFT of the centreline (negative: right) along the interpolated left normal:
 /// centreline_at(track, s).position + lateral * normal, facing the direction of travel. The
-/// height is the centreline's (add your vehicle's ride height). O(1).
+/// height is the centreline's (add your vehicle's ride height). When `s` or `lateral` is not
+/// finite, the pose of a reset: the start line on the centreline (s = 0, lateral 0), where
+/// progress_tracker_ref::spawn puts the env's progress for such input. O(1).
 TRACK_GEN_HD inline track_pose spawn_pose(const track_ref& track, float s, float lateral = 0.0f) {
   using namespace detail;
-  const centreline_point c = centreline_at(track, s);
-  return {c.position + c.normal * lateral, c.yaw, c.s, c.segment};
+  const bool finite = is_finite(s) && is_finite(lateral);
+  const centreline_point c = centreline_at(track, finite ? s : 0.0f);
+  return {c.position + c.normal * (finite ? lateral : 0.0f), c.yaw, c.s, c.segment};
 }
 
 /// The gates of a spawn (gates_after).

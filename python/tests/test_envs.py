@@ -546,6 +546,20 @@ def test_misuse_is_refused_with_a_message():
 
 
 @pytest.mark.cpu
+def test_a_closed_env_releases_its_course_and_refuses_every_call():
+    env = make_env(4)
+    env.reset(seed=1)
+    env.step(torch.zeros(4, 2))
+    env.close()
+    assert env.closed and env.course is None                          # the tracks' memory is released
+    for call in (lambda: env.step(torch.zeros(4, 2)), lambda: env.reset(), lambda: env.reset(seed=2),
+                 lambda: env._reset_idx([0]), env.capture):
+        with pytest.raises(gymnasium.error.ClosedEnvironmentError, match="closed"):
+            call()
+    env.close()                                                       # closing twice is harmless
+
+
+@pytest.mark.cpu
 def test_a_reset_that_changes_every_track_refuses_a_partial_mask():
     """A partial reset_mask on the first reset, or with a seed that rebuilds the course, would
     leave the other envs' cars (and their progress) on tracks that are no longer there: found by

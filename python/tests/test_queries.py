@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from track_gen.course import Course
+from track_gen.course import Course, status_bits
 from track_gen.pipeline import presets
 
 # Every test runs on each device of the `device` fixture (conftest.py: "cpu" marked cpu,
@@ -128,6 +128,26 @@ def test_spawn_pose_on_the_centreline_and_progress_reset(device):
     lp = course.lap_progress.double()
     ds = torch.remainder(lp - torch.remainder(s.double(), length) + length / 2, length) - length / 2
     assert ds[mask].abs().max() < 0.05
+
+
+def test_spawn_with_a_non_finite_input_gives_the_start_line_not_nan(device):
+    course = circle_course(device)
+    course.bind(position=torch.zeros(E, 3, device=device))
+    s = torch.full((E,), 20.0, device=device)
+    lateral = torch.full((E,), 0.2, device=device)
+    s[1] = float("nan")
+    lateral[2] = float("nan")
+    lateral[3] = float("inf")
+    sp = course.spawn(None, s, lateral)
+    start = course.tracks.position[:, 0]                               # the start line, on the centreline
+    for e in (1, 2, 3):
+        assert torch.isfinite(sp.position[e]).all(), (e, sp.position[e])
+        assert (sp.position[e] - start[e]).abs().max() < 1e-3, e
+        assert abs(float(wrap(sp.yaw[e].double().cpu() - math.pi / 2))) < 2e-3   # (R, 0) heading +y
+    invalid = (course.tracks.status.cpu() & status_bits()["invalid_input"]) != 0
+    assert invalid.tolist() == [False, True, True, True, False, False, False, False]
+    angle = 20.0 / R                                                   # the finite envs as asked
+    assert abs(float(sp.position[0, 0]) - (R - 0.2) * math.cos(angle)) < 0.02
 
 
 def test_collide_inside_outside_orientation_order_and_bad_boxes(device):

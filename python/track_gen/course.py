@@ -760,9 +760,10 @@ class Course:
 
         Args:
             mask: ``None`` (every env) or an ``[E]`` int32, bool or uint8 tensor (nonzero: spawn).
-            s: float32 ``[E]`` [m], any real (wrapped into [0, L)); a non-finite entry resets that
-                env to the start line and sets its ``invalid_input`` status bit.
+            s: float32 ``[E]`` [m], any real (wrapped into [0, L)).
             lateral: float32 ``[E]`` [m] left of the centreline (negative: right), or ``None``: 0.
+            A non-finite ``s`` or ``lateral`` resets that env to the start line (the pose returned:
+            the start line, on the centreline) and sets its ``invalid_input`` status bit.
         Returns:
             :class:`Spawn` (position ``[E, 3]``, yaw ``[E]``): entries of unmasked envs are not
             written (they keep the previous call's values).

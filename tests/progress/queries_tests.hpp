@@ -485,6 +485,7 @@ TEST_CASE_TEMPLATE_DEFINE("batch spawn: the masked envs' progress as course_ref:
     s[e] = static_cast<float>((rng.next() * 1.4 - 0.2) * f.length(e));  // outside [0, L) too
     lateral[e] = static_cast<float>((rng.next() * 2.0 - 1.0) * 0.5 * f.half_width(e));
     if (e % 29 == 5) s[e] = NAN;  // resets to the start line, invalid_input
+    if (e % 37 == 11) lateral[e] = e % 2 == 0 ? INFINITY : NAN;  // the same
   }
   // Drive every env a little first, so that a spawn and an untouched env differ from a reset.
   for (int e = 0; e < E; ++e) f.r.positions[e] = f.near_track(e, 1.0, 0.0, 0.0);
@@ -539,6 +540,20 @@ TEST_CASE_TEMPLATE_DEFINE("batch spawn: the masked envs' progress as course_ref:
   // Spawned envs start their count afresh; the NaN ones are flagged.
   CHECK(has(got_tracks.status[5], tg::status::invalid_input) == (mask[5] != 0));
   CHECK(cmp.failures == 0);
+  // A non-finite s or lateral: the pose of a reset, the first centreline sample (s = 0) facing
+  // along its tangent, never a NaN position.
+  int non_finite = 0;
+  for (int e = 0; e < E; ++e) {
+    if (!mask[e] || (std::isfinite(s[e]) && std::isfinite(lateral[e]))) continue;
+    ++non_finite;
+    const std::size_t k = f.tracks.sample_index(e, 0);
+    const float3 start = f.tracks.position[k], t = f.tracks.tangent[k];
+    CHECK_MESSAGE(has(got_tracks.status[e], tg::status::invalid_input), "env " << e);
+    CHECK_MESSAGE(std::fabs(got_pos[e].x - start.x) + std::fabs(got_pos[e].y - start.y) + std::fabs(got_pos[e].z - start.z) < 1e-3,
+                  "env " << e << ": the spawn pose of a non-finite input is not the start line");
+    CHECK_MESSAGE(std::fabs(std::remainder(got_yaw[e] - std::atan2(t.y, t.x), 6.283185307179586)) < 1e-3, "env " << e);
+  }
+  CHECK(non_finite >= (small_scale() ? 2 : 8));
 
   // A null mask spawns every env, and lateral may be null (the centreline).
   tg::spawn<typename Policy::backend_type>(f.r.course().view(), nullptr, s_in.data(), nullptr, pos_out.data(), nullptr,

@@ -262,6 +262,7 @@ class CarRacingVecEnv(VectorEnv):
                 reset or of a reset whose seed rebuilds the tracks, a seed out of range.
             TypeError: ``options`` not a dict.
         """
+        self._check_open("reset")
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"CarRacingVecEnv.reset: options must be a dict or None, got {type(options).__name__}")
         options = dict(options or {})
@@ -305,6 +306,7 @@ class CarRacingVecEnv(VectorEnv):
         or None for every env): new tracks, spawns, cleared bookkeeping. Observations are not
         recomputed (call :meth:`reset` or step next). Indexing by ids builds a mask on the host
         side of torch (not for a captured step; :meth:`step` uses a mask)."""
+        self._check_open("_reset_idx")
         self._mask.zero_()
         if env_ids is None:
             self._mask.fill_(True)
@@ -406,7 +408,9 @@ class CarRacingVecEnv(VectorEnv):
         Raises:
             ValueError: actions of another shape.
             RuntimeError: no reset() yet (the cars are not on their tracks).
+            gymnasium.error.ClosedEnvironmentError: after :meth:`close`.
         """
+        self._check_open("step")
         if self._fresh:  # tracks built, no reset since: the cars are not on them yet
             raise RuntimeError("CarRacingVecEnv.step: call reset() first (Gymnasium's order: the cars are placed on "
                                "their tracks by reset)")
@@ -492,6 +496,7 @@ class CarRacingVecEnv(VectorEnv):
         (the warm-up: it makes every buffer and loads every kernel), so the env advances one step.
         A later ``reset(seed=...)`` drops the graph. On the CPU: nothing is recorded, steps stay
         eager, returns False. Returns True when a graph was recorded."""
+        self._check_open("capture")
         if self.device.type != "cuda":
             return False
         import track_gen.interop.torch as tg_torch  # noqa: PLC0415 - CUDA only
@@ -508,7 +513,16 @@ class CarRacingVecEnv(VectorEnv):
         return True
 
     def close_extras(self, **kwargs: Any) -> None:
+        """Releases the captured graph and the course (its tracks' device memory); later calls
+        of reset, step, _reset_idx and capture raise ClosedEnvironmentError."""
         self._graph = None
+        self.course = None
+        self._frame = None
+
+    def _check_open(self, method: str) -> None:
+        if self.closed:
+            raise gymnasium.error.ClosedEnvironmentError(
+                f"CarRacingVecEnv.{method}: the env is closed (close() released its course); make a new env")
 
     def __repr__(self) -> str:
         return f"CarRacingVecEnv(num_envs={self.num_envs}, device={str(self.device)!r})"
