@@ -1,7 +1,9 @@
 /// @file
 /// Single-thread throughput of the host backend (backend::host, track_gen::host_policy):
 /// course::regenerate(all envs, advance = true) of a host course, in tracks per second per core,
-/// for the `track` preset at each requested sample count N (default: N = 256, the preset's own).
+/// for the `track` preset at each requested sample count N (default: N = 256, the preset's own);
+/// with `--family NAME`, the same preset through presets::family_pipeline with that generator
+/// family (docs/generators.md).
 /// The CPU counterpart of the Gymnasium and EnvPool CarRacing track creation in
 /// bench/peers/cpu_peers.py; scripts/perf-report compares them.
 ///
@@ -45,6 +47,7 @@ using track_gen_bench::number;
 using track_gen_bench::summarise;
 using track_gen_bench::summary;
 using host_course = tg::course<tg::presets::track_pipeline, tg::host_policy>;
+using host_family_course = tg::course<tg::presets::family_pipeline, tg::host_policy>;
 
 // ---- FLOP model ---------------------------------------------------------------------------
 /// Floating-point operations per unit of work of each stage, counted from the stage code
@@ -61,16 +64,19 @@ struct flop_model {
   static constexpr double polar_per_point = 4 + 5 + 3 + 3 + 4;
   /// random_polar, once: 2 pi / M (1) and the phase draw (4 + 1).
   static constexpr double polar_fixed = 6;
-  /// repulsive, per (point, non-adjacent segment) test: closest_parameter 17, lerp 9,
+  /// repulsive, per (point, non-adjacent segment) test: the bounding-box test
+  /// (detail::within_segment_box: 6 min/max, 6 offsets by the reach).
+  static constexpr double repulsive_per_test = 6 + 6;
+  /// repulsive, per test that passes the box test (a projection): closest_parameter 17, lerp 9,
   /// p - q 3, length 6.
-  static constexpr double repulsive_per_test = 17 + 9 + 3 + 6;
+  static constexpr double repulsive_per_projection = 17 + 9 + 3 + 6;
   /// repulsive, per pair closer than the clearance: side normal (normalize_or 10), direction
   /// (normalize_or 10), 0.5 * (clearance - d) (2), scale (3), accumulate (3).
   static constexpr double repulsive_per_push = 10 + 10 + 2 + 3 + 3;
   /// repulsive, per pushed point: midpoint of the neighbours (6), pull (3 + 3), accumulate (3).
   static constexpr double repulsive_per_pushed_point = 15;
-  /// repulsive, per point per iteration: control_next = p + push (3).
-  static constexpr double repulsive_per_point = 3;
+  /// repulsive, per point per iteration: detail::repulsive_reach (6), control_next = p + push (3).
+  static constexpr double repulsive_per_point = 6 + 3;
   /// catmull_rom_segment (power form of one segment): 3 centripetal knots (7 each: length +
   /// sqrt), the chord (p2 - p1) / d12 (3 + 1 + 3), each tangent (two knot-sum reciprocals or
   /// reciprocals, three differences, three scales, two adds, the scale by d12: 24), c2 (12) and
@@ -134,6 +140,7 @@ struct attempt_record {
   int control = 0, dense = 0;
   int iterations = 0;     ///< repulsive iterations (overlap evaluations)
   double pushes = 0;      ///< (point, segment) pairs closer than the clearance, all iterations
+  double projections = 0; ///< (point, segment) pairs within the box test's reach, all iterations
   double pushed_points = 0;
   float length = 0;
   int gates = 0;
@@ -163,7 +170,7 @@ stage_flops flops_of(const attempt_record& a, int n, const tg::track_params& p) 
     f.v[0] = m::polar_fixed + m::polar_per_point * a.control;
     const double tests = static_cast<double>(a.control) * (a.control - 4);
     f.v[1] = a.iterations * (tests * m::repulsive_per_test + a.control * m::repulsive_per_point) +
-             a.pushes * m::repulsive_per_push + a.pushed_points * m::repulsive_per_pushed_point;
+             a.projections * m::repulsive_per_projection + a.pushes * m::repulsive_per_push + a.pushed_points * m::repulsive_per_pushed_point;
   }
   f.v[2] = a.dense * m::catmull_rom_per_dense + a.control * m::spline_segment + m::catmull_rom_fixed;
   f.v[3] = a.dense * m::resample_per_dense + n * m::resample_per_sample;
@@ -238,6 +245,8 @@ struct counting_context : tg::detail::host_block_context {
         const int rel = wrap(j - i, m);
         if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
         const float3 a = ws->control[j], b = ws->control[wrap(j + 1, m)];
+        if (!within_segment_box(ws->control[i], a, b, repulsive_reach(clearance, ws->control[i]))) continue;
+        current.projections += 1;
         const float d = length(ws->control[i] - lerp(a, b, closest_parameter(ws->control[i], a, b)));
         if (d < clearance) {
           current.pushes += 1;
@@ -344,6 +353,7 @@ struct options : track_gen_bench::common_options {
   int repeats = 20, warmup = 2;
   bool profile = false;
   int profile_envs = 1024;
+  std::string family;  ///< empty: the track preset's own pipeline; else a generator family name
 };
 
 struct row {
@@ -355,11 +365,20 @@ struct row {
   profile_result profile;
 };
 
-row run_samples(int n, const options& o) {
+/// The generator family named `name` (generator_family_names).
+tg::generator_family family_named(const std::string& name) {
+  for (int f = 0; f < tg::num_generator_families; ++f)
+    if (name == tg::generator_family_names[f]) return static_cast<tg::generator_family>(f);
+  throw std::invalid_argument("--family " + name + ": not a generator family");
+}
+
+template <class Course>
+row run_samples_of(int n, const options& o) {
   tg::track_params params = tg::presets::track(o.envs);
   params.num_samples = n;
   params.seed = o.seed;
-  host_course course(params, o.spacing);
+  if (!o.family.empty()) params.generator.family = family_named(o.family);
+  Course course(params, o.spacing);
   for (int w = 0; w < o.warmup; ++w) course.regenerate(nullptr, true, {});
   std::vector<double> wall, cpu;
   for (int r = 0; r < o.repeats; ++r) {
@@ -384,6 +403,11 @@ row run_samples(int n, const options& o) {
   return out;
 }
 
+/// One row: the track preset's pipeline, or with --family the family pipeline with that family.
+row run_samples(int n, const options& o) {
+  return o.family.empty() ? run_samples_of<host_course>(n, o) : run_samples_of<host_family_course>(n, o);
+}
+
 /// The options of the command line in `o`: -1 to go on, else the exit status.
 int parse(int argc, char** argv, options& o) {
   using namespace track_gen_bench;
@@ -399,6 +423,11 @@ int parse(int argc, char** argv, options& o) {
   app.add_flag("--profile", o.profile, "also count each stage's work and FLOPs per track (instrumented run)");
   app.add_option("--profile-envs", o.profile_envs, "tracks of episode 1 that --profile averages over")
       ->check(at_least(1));
+  std::vector<std::string> families(tg::generator_family_names, tg::generator_family_names + tg::num_generator_families);
+  app.add_option("--family", o.family,
+                 "generate with this family through presets::family_pipeline (default: the track preset's own pipeline)")
+      ->check(CLI::IsMember(families))
+      ->excludes("--profile");
   return track_gen_bench::parse(app, argc, argv);
 }
 
@@ -441,6 +470,7 @@ json flop_model_json() {
       {"polar_per_point", m::polar_per_point},
       {"polar_fixed", m::polar_fixed},
       {"repulsive_per_test", m::repulsive_per_test},
+      {"repulsive_per_projection", m::repulsive_per_projection},
       {"repulsive_per_push", m::repulsive_per_push},
       {"repulsive_per_pushed_point", m::repulsive_per_pushed_point},
       {"repulsive_per_point", m::repulsive_per_point},
@@ -470,6 +500,7 @@ json document(const std::vector<row>& rows, const options& o, const std::string&
   json& out = doc["rows"] = json::array();
   for (const row& r : rows) {
     json j = {{"scenario", "generate"}, {"E", o.envs}, {"N", r.samples}, {"repeats", o.repeats}};
+    if (!o.family.empty()) j["family"] = o.family;
     j.update(track_gen_bench::summary_json(r.wall, "_ms"));
     j["cpu_median_ms"] = number(r.cpu_ms_median, "%.6f");
     j["tracks_per_s"] = number(o.envs / (r.wall.median * 1e-3), "%.6e");
@@ -489,9 +520,10 @@ int main(int argc, char** argv) {
   if (const int status = parse(argc, argv, o); status >= 0) return status;
   const std::string command = track_gen_bench::command_line(argc, argv);
   try {
-    std::printf("host_bench: %s, one thread; preset track, gate spacing %.2f m, seed %llu, E = %d envs per "
+    std::printf("host_bench: %s, one thread; preset track%s%s, gate spacing %.2f m, seed %llu, E = %d envs per "
                 "regenerate(all, advance), %d warm-up + %d timed calls (steady_clock)\ncommand: %s\n\n",
-                cpu_name().c_str(), static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), o.envs,
+                cpu_name().c_str(), o.family.empty() ? "" : ", family_pipeline with family ", o.family.c_str(),
+                static_cast<double>(o.spacing), static_cast<unsigned long long>(o.seed), o.envs,
                 o.warmup, o.repeats, command.c_str());
     std::fflush(stdout);
     std::vector<row> rows;

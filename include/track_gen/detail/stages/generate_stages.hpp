@@ -6,6 +6,25 @@
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
 
+namespace track_gen::detail {
+
+/// How far from point p the repulsive stage looks for segments that may push it: the clearance,
+/// plus more than the rounding of a point-segment distance near p (relative 1e-3 of the
+/// clearance, 1e-5 of p's coordinates), so that a segment beyond it never computes a distance
+/// below the clearance and skipping it leaves every sum bit-identical.
+TRACK_GEN_HD inline float repulsive_reach(float clearance, float3 p) {
+  return clearance * 1.001f + 1e-5f * (1.0f + std::fabs(p.x) + std::fabs(p.y) + std::fabs(p.z));
+}
+
+/// Whether p lies within `reach` of the bounding box of segment [a, b] on every axis (false:
+/// the segment is farther than `reach` from p, and its projection can be skipped).
+TRACK_GEN_HD inline bool within_segment_box(float3 p, float3 a, float3 b, float reach) {
+  return p.x >= min_f(a.x, b.x) - reach && p.x <= max_f(a.x, b.x) + reach && p.y >= min_f(a.y, b.y) - reach &&
+         p.y <= max_f(a.y, b.y) + reach && p.z >= min_f(a.z, b.z) - reach && p.z <= max_f(a.z, b.z) + reach;
+}
+
+}  // namespace track_gen::detail
+
 namespace track_gen::stages {
 
 /// M control points at sorted jittered angles around the origin, radii uniform in
@@ -51,6 +70,10 @@ struct random_polar {
 /// iteration to the next, never settling, and turned the last bits of rounding (the CUDA
 /// backend's fused multiply-adds) into millimetres of difference between backends.
 ///
+/// A segment whose bounding box is farther from the point than the clearance cannot push it; its
+/// projection is skipped (detail::within_segment_box with detail::repulsive_reach's margin), which
+/// changes no result.
+///
 /// The M x M (point, segment) tests of an iteration are spread over the block: point i's
 /// segments are split into `detail::repulsive_chunks(M)` chunks, one work item each, whose
 /// partial pushes are then added in chunk order by the thread that owns point i. No atomics, and
@@ -73,13 +96,17 @@ struct repulsive {
         const int i = w / chunks;
         const int chunk = w - i * chunks;
         const float3 pi_ = ws.control[i];
+        const float reach = repulsive_reach(clearance, pi_);
         float3 push = f3(0.0f, 0.0f, 0.0f);
         const int j_end = (chunk + 1) * m / chunks;
         for (int j = chunk * m / chunks; j < j_end; ++j) {
-          const int rel = wrap(j - i, m);  // segment (j, j+1) is rel segments ahead of i (m - k: k behind)
+          // Segment (j, j+1) is rel segments ahead of i (m - k: k behind); i and j are in [0, m),
+          // so no modulo (an integer division per pair) is needed.
+          const int rel = j >= i ? j - i : j - i + m;
           if (rel < near || rel >= m - near) continue;
           const float3 a = ws.control[j];
-          const float3 b = ws.control[wrap(j + 1, m)];
+          const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+          if (!within_segment_box(pi_, a, b, reach)) continue;  // too far to push: no projection
           const float3 q = lerp(a, b, closest_parameter(pi_, a, b));
           const float3 away = pi_ - q;
           const float d = length(away);
