@@ -546,6 +546,23 @@ def test_misuse_is_refused_with_a_message():
 
 
 @pytest.mark.cpu
+def test_reset_idx_takes_an_empty_list_and_refuses_ids_out_of_range():
+    env = make_env(4)
+    env._reset_idx([])                                                # before the first reset: none, as documented
+    env._reset_idx(torch.tensor([], dtype=torch.long))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(torch.zeros(4, 2))                                   # still no car placed
+    env.reset(seed=2)
+    before = env.course.lap_progress.clone(), env.x.clone()
+    env._reset_idx([])
+    assert torch.equal(env.course.lap_progress, before[0]) and torch.equal(env.x, before[1])
+    for ids, bad in (([-1], "-1"), ([0, 4], "4"), (torch.tensor([2, 9]), "9")):
+        with pytest.raises(ValueError, match=rf"env_ids must be in \[0, 4\), got {bad}"):
+            env._reset_idx(ids)
+    assert torch.equal(env.x, before[1])                              # nothing reset by a refused call
+
+
+@pytest.mark.cpu
 def test_a_closed_env_releases_its_course_and_refuses_every_call():
     env = make_env(4)
     env.reset(seed=1)

@@ -115,6 +115,19 @@ def test_presets_reject_bad_arguments_with_named_errors(kwargs, error, text):
         presets.track(**kwargs)
 
 
+def test_numpy_scalars_are_numbers_as_pythons_own():
+    np = pytest.importorskip("numpy")
+    p = presets.track(np.int64(4), seed=np.uint64(7), num_samples=np.int32(64), half_width=np.float32(0.25),
+                      polar={"radius_min": np.float64(4.5)})
+    q = presets.track(4, seed=7, num_samples=64, half_width=0.25, polar={"radius_min": 4.5})
+    assert p.num_envs == 4 and type(p.num_envs) is int
+    assert p.overrides == q.overrides and all(type(p.overrides[k]) is type(q.overrides[k]) for k in q.overrides)
+    with pytest.raises(TypeError, match="'half_width' must be a number"):
+        presets.track(4, half_width=np.bool_(True))
+    with pytest.raises(TypeError, match="'seed' must be an int"):
+        presets.track(4, seed=np.float64(1.0))
+
+
 def test_track_params_env_offset_is_zero_unless_overridden():
     assert presets.track(4).env_offset == 0
     p = presets.track(4, env_offset=7)

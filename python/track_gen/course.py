@@ -296,7 +296,8 @@ def progress_flag_bits() -> dict:
 
 
 def _progress_field(name: str, doc: str) -> property:
-    """A read-only shortcut to one of the progress tensors."""
+    """A shortcut to one of the progress tensors (the property cannot be assigned; the tensor is
+    the course's state: read it, do not write it)."""
     return property(lambda self: getattr(self._progress, name), doc=doc)
 
 
@@ -616,12 +617,17 @@ class Course:
 
     @property
     def progress(self) -> Progress:
-        """The progress tensors (views of the course's memory, updated in place)."""
+        """The progress tensors (views of the course's memory, updated in place). Read them; do not
+        write into them: they are the state that :meth:`step` indexes with (a ``next_gate`` beyond
+        the track's gates makes the next step read outside the course's memory). Reset an env's
+        progress with :meth:`spawn` or :meth:`regenerate` instead."""
         return self._progress
 
     @property
     def tracks(self) -> Tracks:
-        """The track tensors (views of the course's memory, updated in place)."""
+        """The track tensors (views of the course's memory, updated in place). Read them; do not
+        write into them (``num_gates`` and the sample arrays are what every query indexes with);
+        :meth:`from_tracks` and :meth:`regenerate` are the ways to change a track."""
         return self._tracks
 
     next_gate = _progress_field("next_gate", "int32 [E]: index of each env's next gate.")

@@ -312,9 +312,17 @@ class CarRacingVecEnv(VectorEnv):
             self._mask.fill_(True)
         else:
             ids = torch.as_tensor(env_ids, device=self.device)
+            if ids.numel() == 0 and ids.dim() == 1 and ids.dtype.is_floating_point:
+                ids = ids.to(torch.long)     # [] is float32 to torch: an empty list of ids, nothing to reset
             if ids.dtype in (torch.bool, torch.float16, torch.bfloat16, torch.float32, torch.float64) or ids.dim() > 1:
                 raise TypeError(f"CarRacingVecEnv._reset_idx: env_ids must be a 1-D sequence of int indices, got "
                                 f"{ids.dtype} {list(ids.shape)} (a bool mask goes to reset(options={{'reset_mask': m}}))")
+            if ids.numel() == 0:
+                return                       # no env: nothing changes (before the first reset too)
+            low, high = int(ids.min()), int(ids.max())   # a host read, as the indexing below
+            if low < 0 or high >= self.num_envs:
+                raise ValueError(f"CarRacingVecEnv._reset_idx: env_ids must be in [0, {self.num_envs}), got "
+                                 f"{low if low < 0 else high}")
             self._mask[ids.to(torch.long)] = True
             # Before the first reset no car is placed: as reset's mask, every env or none.
             if self._fresh and not bool(self._mask.all()):

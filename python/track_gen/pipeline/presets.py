@@ -34,6 +34,7 @@ max_grade, harmonics}``, ``profile`` one of ``"flat"`` (the default), ``"uniform
 """
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping
@@ -114,8 +115,10 @@ def _check_value(name: str, value) -> Any:
         if not isinstance(value, str):
             raise TypeError(f"track parameter 'elevation.profile' must be a profile name (str), got {value!r}")
         return "harmonics" if value == "noise" else value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"track parameter {name!r} must be a number, got {type(value).__name__} {value!r}")
+    # numpy's and other number types (numbers.Integral / numbers.Real) as Python's own.
+    value = int(value) if isinstance(value, numbers.Integral) else float(value)
     if name in ("seed", "env_offset"):
         if not isinstance(value, int):
             raise TypeError(f"track parameter {name!r} must be an int, got {value!r}")
@@ -152,8 +155,9 @@ def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
-    if isinstance(num_envs, bool) or not isinstance(num_envs, int):
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral):
         raise TypeError(f"num_envs must be an int, got {num_envs!r}")
+    num_envs = int(num_envs)
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
     if num_envs > 2**31 - 1:  # the library's own range (track_params.num_envs) is checked at construction
