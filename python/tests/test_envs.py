@@ -112,6 +112,22 @@ def test_config_errors_name_the_field():
         CarRacingConfig(laps_to_finish=0)
     with pytest.raises(ValueError, match="num_envs"):
         CarRacingConfig(num_envs=0)
+    # Each bad value is blamed on its own field, strings and bools included (a trial found
+    # comparison TypeErrors, and a NaN min_speed blamed on max_speed).
+    with pytest.raises(ValueError, match=r"BicycleConfig.min_speed = nan: expected a finite number"):
+        BicycleConfig(min_speed=float("nan"))
+    with pytest.raises(ValueError, match=r"BicycleConfig.dt = '0.05': expected a finite number"):
+        BicycleConfig(dt="0.05")
+    for name, value in (("look_ahead_spacing", "0.4"), ("off_road_timeout", "1"), ("spawn_lateral", True),
+                        ("checkpoint_spacing", None)):
+        with pytest.raises(ValueError, match=rf"CarRacingConfig.{name} = .*: expected a number"):
+            CarRacingConfig(**{name: value})
+    with pytest.raises(ValueError, match="CarRacingConfig.look_ahead_points = True: expected an int, not a bool"):
+        CarRacingConfig(look_ahead_points=True)
+    for key in ("num_envs", "seed", "device"):
+        with pytest.raises(ValueError, match=rf"\['{key}'\] are CarRacingConfig's own fields"):
+            CarRacingConfig(track_overrides={key: 3})
+    assert CarRacingConfig(track_overrides={"num_samples": 128}).track_overrides == {"num_samples": 128}
 
 
 # ---- the vector environment --------------------------------------------------------------------

@@ -16,6 +16,7 @@ cuts the ramp inside the step).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 __all__ = ["BicycleConfig", "bicycle_step"]
@@ -34,6 +35,10 @@ class BicycleConfig:
     dt: float = 0.05             #: [s] time step, > 0
 
     def __post_init__(self):
+        for name in ("wheelbase", "max_steer", "max_accel", "max_brake", "min_speed", "max_speed", "dt"):
+            value = getattr(self, name)   # each field a finite number first, so that a range check names its own field
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise ValueError(f"BicycleConfig.{name} = {value!r}: expected a finite number (see its doc)")
         checks = [("wheelbase", self.wheelbase > 0), ("max_steer", 0 < self.max_steer < math.pi / 2),
                   ("max_accel", self.max_accel >= 0), ("max_brake", self.max_brake >= 0),
                   ("max_speed", self.max_speed > self.min_speed), ("dt", self.dt > 0)]

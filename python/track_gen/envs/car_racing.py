@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -73,6 +74,19 @@ class CarRacingConfig:
             bad("seed", "expected an int in [0, 2**63)")
         if not isinstance(self.car, BicycleConfig):
             bad("car", "expected a BicycleConfig")
+        # Type first, so that a string or a bool gets this message rather than a failed comparison.
+        for name in ("checkpoint_spacing", "look_ahead_spacing", "off_road_timeout", "spawn_lateral", "initial_speed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                bad(name, "expected a number")
+        for name in ("look_ahead_points", "laps_to_finish", "max_episode_steps"):
+            if isinstance(getattr(self, name), bool):
+                bad(name, "expected an int, not a bool")
+        if not isinstance(self.track_overrides, dict):
+            bad("track_overrides", "expected a dict of presets.track parameters")
+        clash = sorted(set(self.track_overrides) & {"num_envs", "seed", "device"})
+        if clash:
+            bad("track_overrides", f"{clash} are CarRacingConfig's own fields: set them there, not in track_overrides")
         try:  # before any tensor is made on it: torch's own message for "mps" is a dispatcher dump
             presets._device_string(self.device)
         except (TypeError, ValueError) as err:
