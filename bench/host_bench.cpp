@@ -170,7 +170,8 @@ stage_flops flops_of(const attempt_record& a, int n, const tg::track_params& p) 
     f.v[0] = m::polar_fixed + m::polar_per_point * a.control;
     const double tests = static_cast<double>(a.control) * (a.control - 4);
     f.v[1] = a.iterations * (tests * m::repulsive_per_test + a.control * m::repulsive_per_point) +
-             a.projections * m::repulsive_per_projection + a.pushes * m::repulsive_per_push + a.pushed_points * m::repulsive_per_pushed_point;
+             a.projections * m::repulsive_per_projection + a.pushes * m::repulsive_per_push +
+             a.pushed_points * m::repulsive_per_pushed_point;
   }
   f.v[2] = a.dense * m::catmull_rom_per_dense + a.control * m::spline_segment + m::catmull_rom_fixed;
   f.v[3] = a.dense * m::resample_per_dense + n * m::resample_per_sample;
