@@ -221,8 +221,8 @@ class progress_tracker_ref {
   /// reset(e) is spawn(e, 0) but for the last position (reset leaves none: the first step only
   /// initialises).
   ///
-  /// A non-finite `s` or `lateral` resets env e to the start line (reset()) and sets
-  /// `status::invalid_input` on its track. `lateral` is not bounded: keep it within the road
+  /// A non-finite `s` or `lateral`, or a gate count out of range (track_ref::num_gates() = 0),
+  /// resets env e to the start line (reset()) and sets `status::invalid_input` on its track. `lateral` is not bounded: keep it within the road
   /// (beyond the centre of curvature of a turn the gate planes' sides flip). Not thread-safe
   /// for the same e; O(log G).
   ///
@@ -231,7 +231,7 @@ class progress_tracker_ref {
   /// progress_state::gates_to_lap), so crossing the line back and forth counts no laps.
   TRACK_GEN_HD void spawn(int e, float s, float lateral = 0.0f) const {
     using namespace detail;
-    if (!(is_finite(s) && is_finite(lateral))) {
+    if (!(is_finite(s) && is_finite(lateral)) || track(e).num_gates() < 1) {
       reset(e);
       tracks_.arrays().status[e] |= status::invalid_input;
       return;
@@ -270,6 +270,9 @@ class progress_tracker_ref {
   /// docs/parameters.md: past ~1e19 m squared distances overflow) leaves the state unchanged,
   /// sets `status::invalid_input` and reports `progress_flags::invalid_position` (this step's
   /// other event bits are cleared, both gate events are -1).
+  /// A gate state out of range (next_gate outside [0, G), or a stored gate count outside
+  /// [1, G_max]: arrays written from outside the library) skips the gate tests and reports
+  /// `progress_flags::invalid_state` and `status::invalid_input`; the rest of the step runs.
   /// Not thread-safe for the same e.
   TRACK_GEN_HD void step(int e, float3 p) const {
     pending_step s;
@@ -352,6 +355,13 @@ class progress_tracker_ref {
       if (dot(d, d) > 1e-12f && dot(d, pr.tangent) < 0.0f) flags |= progress_flags::wrong_way;
       const int num_gates = tr.num_gates();
       const int first_next = progress_.next_gate[e];
+      // A gate state written from outside the library (next_gate outside [0, G), or a gate count
+      // out of range, read as G = 0) would index beyond the gates: no gate test this step.
+      const bool gates_usable = first_next >= 0 && first_next < num_gates;
+      if (!gates_usable) {
+        flags |= progress_flags::invalid_state;
+        tracks_.arrays().status[e] |= status::invalid_input;
+      }
       int next = first_next;
       int to_lap = 0;
       int passed = 0;
@@ -359,8 +369,8 @@ class progress_tracker_ref {
       // undone before a forward crossing counts again (else wiggling over the line farms laps).
       // A backward crossing negates the countdown (pending); the next forward crossing restores
       // it and counts nothing. Tracks with more gates never read the countdown here.
-      bool undone = false;
-      if (num_gates == 1) {
+      bool undone = !gates_usable;
+      if (gates_usable && num_gates == 1) {
         const int pending = progress_.gates_to_lap[e];
         if (pending < 0 ? crosses_gate(tr.gate(0), a, p, gate_half_height_) : crosses_gate(tr.gate(0), p, a, gate_half_height_)) {
           progress_.gates_to_lap[e] = -pending;
@@ -384,7 +394,7 @@ class progress_tracker_ref {
         ++passed;
       }
       if (passed > 0) passed_gate = next == 0 ? num_gates - 1 : next - 1;
-      if (num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.lap_progress[e], pr, a, p, first_next, passed);
+      if (gates_usable && num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.lap_progress[e], pr, a, p, first_next, passed);
       if (passed > 0) {  // the usual step passes no gate and writes none of these
         progress_.next_gate[e] = next;
         progress_.gates_to_lap[e] = to_lap;

@@ -16,6 +16,7 @@ inline constexpr std::uint32_t valid = 1u << 0;
 inline constexpr std::uint32_t fallback = 1u << 1;
 /// An invalid position (NaN/Inf, or a coordinate beyond +-1e7 m: docs/parameters.md) was passed
 /// to `step` since the last regeneration; the progress state was left unchanged on those steps.
+/// Also set when a step found the env's gate state out of range (progress_flags::invalid_state).
 inline constexpr std::uint32_t invalid_input = 1u << 2;
 /// The track comes from user-supplied control points or a centreline (no random stages).
 inline constexpr std::uint32_t user_track = 1u << 3;
@@ -69,9 +70,13 @@ inline constexpr std::uint32_t lap_completed = 1u << 4;
 inline constexpr std::uint32_t full_search = 1u << 5;
 /// This step's position was invalid (NaN/Inf, or a coordinate beyond +-1e7 m) and was ignored.
 inline constexpr std::uint32_t invalid_position = 1u << 6;
+/// This step found the env's gate state out of range (next_gate outside [0, G), or G = num_gates
+/// outside [1, G_max]: the arrays were written from outside the library): its gate tests were
+/// skipped, and status::invalid_input is set on the track. The projection ran as usual.
+inline constexpr std::uint32_t invalid_state = 1u << 7;
 /// Mask of the bits that describe one step only (cleared at the start of every step).
 inline constexpr std::uint32_t step_events = off_track | wrong_way | gate_passed | lap_completed |
-                                             full_search | invalid_position;
+                                             full_search | invalid_position | invalid_state;
 }  // namespace progress_flags
 
 }  // namespace track_gen

@@ -84,10 +84,12 @@ class track_ref {
       : a_(a.slice(env, num_samples, max_gates)),
         length_(a.length[env]),
         num_samples_(num_samples),
-        num_gates_(a.num_gates[env]),
+        num_gates_(usable_gates(a.num_gates[env], max_gates)),
         status_(a.status[env]) {}
 
   TRACK_GEN_HD int num_samples() const { return num_samples_; }
+  /// The track's gate count G, in [1, G_max]; 0 when the stored count lies outside that range
+  /// (written from outside the library), so that no reader indexes beyond the gate storage.
   TRACK_GEN_HD int num_gates() const { return num_gates_; }
   /// Centreline length L [m].
   TRACK_GEN_HD float length() const { return length_; }
@@ -236,6 +238,7 @@ class track_ref {
   }
 
   TRACK_GEN_HD static float square(float v) { return v * v; }
+  TRACK_GEN_HD static int usable_gates(int count, int max_gates) { return count >= 1 && count <= max_gates ? count : 0; }
 
   track_arrays a_;  ///< this env's slice
   float length_ = 0.0f;

@@ -1013,7 +1013,7 @@ inline void bind_common(py::module_& m) {
     py::dict d;
 #define TG_FLAG(name) d[#name] = tg::progress_flags::name;
     TG_FLAG(has_last) TG_FLAG(off_track) TG_FLAG(wrong_way) TG_FLAG(gate_passed) TG_FLAG(lap_completed)
-    TG_FLAG(full_search) TG_FLAG(invalid_position)
+    TG_FLAG(full_search) TG_FLAG(invalid_position) TG_FLAG(invalid_state)
 #undef TG_FLAG
     return d;
   }, "The bits of progress.flags (status.hpp progress_flags), by name");

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from track_gen.course import Course, progress_flag_bits
+from track_gen.course import Course, progress_flag_bits, status_bits
 from track_gen.pipeline import presets
 
 DEVICE = "cuda:0"  # set per test by _on_each_device: every test runs on "cpu" and "cuda:0"
@@ -214,3 +214,40 @@ def test_captured_step_with_boxes_replays_like_eager_steps():
             assert torch.equal(getattr(out.events, name), getattr(want.events, name)), name
         for name in ("oob", "flags", "side", "distance", "nearest", "normal"):
             assert torch.equal(getattr(out.contacts, name), getattr(want.contacts, name)), name
+
+def test_gate_state_written_out_of_range_is_caught_by_step():
+    """A user who writes next_gate or num_gates out of range into the course's tensors: the step
+    skips that env's gate tests and reports invalid_state (it read outside the course's memory
+    before: a segfault on the CPU); the other env steps as in an untouched twin course."""
+    course, twin = circle_course(2), circle_course(2)
+    bits, status = progress_flag_bits(), status_bits()
+    gates = int(course.tracks.num_gates[0])
+    for c in (course, twin):
+        c.bind(position=at([0.0, 0.0]))
+    def drive(s):
+        for c in (course, twin):
+            c.position.copy_(at([s, s]))
+        twin.step()
+        return course.step().events
+    drive(1.0)
+    drive(11.0)                                      # gate 1 in order: next gate 2
+    for field, bad in (("next_gate", 10**6), ("next_gate", -1), ("next_gate", gates),
+                       ("num_gates", 10**6), ("num_gates", 0), ("num_gates", course.max_gates + 1)):
+        target = course.progress.next_gate if field == "next_gate" else course.tracks.num_gates
+        kept = int(target[0])
+        target[0] = bad
+        s = 19.0 if field == "next_gate" else 29.0   # crosses gate 2 (20.3 m) / gate 3 (30.4 m)
+        drive(s)
+        ev = drive(s + 2.0)
+        flags = int(ev.flags[0])
+        assert flags & bits["invalid_state"], (field, bad)
+        assert not flags & bits["gate_passed"], (field, bad)
+        assert int(ev.checkpoint_passed[0]) == -1 and int(ev.progress[0]) == 1, (field, bad)
+        assert int(course.tracks.status[0]) & status["invalid_input"], (field, bad)
+        # Env 1 is untouched: every progress tensor equal to the twin's, bit for bit.
+        for name in ("next_gate", "laps", "gates_passed", "lap_progress", "lateral", "flags", "hint"):
+            assert torch.equal(getattr(course.progress, name)[1], getattr(twin.progress, name)[1]), (field, bad, name)
+        assert not int(course.progress.flags[1]) & bits["invalid_state"]
+        target[0] = kept
+        drive(1.0)                                   # back behind gate 2 (the state as before)
+        drive(11.0)

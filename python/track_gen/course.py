@@ -618,15 +618,18 @@ class Course:
     @property
     def progress(self) -> Progress:
         """The progress tensors (views of the course's memory, updated in place). Read them; do not
-        write into them: they are the state that :meth:`step` indexes with (a ``next_gate`` beyond
-        the track's gates makes the next step read outside the course's memory). Reset an env's
-        progress with :meth:`spawn` or :meth:`regenerate` instead."""
+        write into them: they are the state :meth:`step` continues from. A ``next_gate`` written
+        outside ``[0, num_gates)`` is caught (that env's steps skip their gate tests and report
+        ``progress_flag_bits()["invalid_state"]`` and ``status_bits()["invalid_input"]``) but
+        counts no gates until it is valid again. Reset an env's progress with :meth:`spawn` or
+        :meth:`regenerate` instead."""
         return self._progress
 
     @property
     def tracks(self) -> Tracks:
         """The track tensors (views of the course's memory, updated in place). Read them; do not
-        write into them (``num_gates`` and the sample arrays are what every query indexes with);
+        write into them: every query reads them (a ``num_gates`` outside ``[1, max_gates]`` reads
+        as no gates: steps report ``invalid_state``, spawns reset to the start line);
         :meth:`from_tracks` and :meth:`regenerate` are the ways to change a track."""
         return self._tracks
 

@@ -132,4 +132,142 @@ TEST_CASE_TEMPLATE_DEFINE("NaN/Inf positions leave the env's progress unchanged 
   }
 }
 
+
+/// Spawns env e 50 m down the track (course_ref::spawn).
+struct spawn_state_fn {
+  TRACK_GEN_HD int operator()(const tg::course_ref& v, const int& e) const {
+    v.spawn(e, 50.0f, 0.0f);
+    return 0;
+  }
+};
+
+/// Writes one int of env `env`'s state where the user's kernels would (next_gate of the progress
+/// or num_gates of the track), as a user writing into the course's arrays would.
+struct poke_state {
+  enum field_id { next_gate, num_gates } field;
+  int env, value;
+};
+struct poke_fn {
+  TRACK_GEN_HD int operator()(const tg::course_ref& v, const poke_state& q) const {
+    if (q.field == poke_state::next_gate) {
+      v.progress_data().next_gate[q.env] = q.value;
+    } else {
+      v.tracks().num_gates[q.env] = q.value;
+    }
+    return 0;
+  }
+};
+
+TEST_CASE_TEMPLATE_DEFINE("A gate state out of range skips the gate tests and is reported", Policy,
+                          invalid_input_gate_state) {
+  // As above: three envs on the circle (r = 50 m, gates every 10.13 m), course `b` the twin
+  // that nobody writes into. Env 1 of `a` gets out-of-range next_gate and num_gates values.
+  const circle c{50.0};
+  const int n = 3;
+  rig<Policy> a(user_track_params(n), 10.0f, centreline({c.polyline(2000)}));
+  rig<Policy> b(user_track_params(n), 10.0f, centreline({c.polyline(2000)}));
+  require_valid_user_tracks(a.tracks());
+  const int gates = a.tracks().num_gates[1];
+  const int max_gates = a.course().view().max_gates();
+  REQUIRE(gates > 4);
+  auto poke = [&](poke_state::field_id f, int value) { map_on_backend(a, poke_fn{}, std::vector<poke_state>{{f, 1, value}}); };
+  auto drive = [&](double s) {
+    for (int e = 0; e < n; ++e) a.positions[static_cast<std::size_t>(e)] = b.positions[static_cast<std::size_t>(e)] = c.at(s);
+    a.step();
+    b.step();
+  };
+  // The others are never touched: bit for bit what they are in `b`.
+  auto others_unchanged = [&] {
+    const tg::progress_snapshot pa = a.progress(), pb = b.progress();
+    const tg::track_snapshot ta = a.tracks(), tb = b.tracks();
+    for (int e : {0, 2}) {
+      INFO("env " << e << ": " << describe(entry(pa, e)) << " vs " << describe(entry(pb, e)));
+      CHECK(same_bits(entry(pa, e), entry(pb, e)));
+      CHECK(ta.status[static_cast<std::size_t>(e)] == tb.status[static_cast<std::size_t>(e)]);
+    }
+  };
+  for (double s : {0.0, 5.0, 10.5}) drive(s);
+  REQUIRE(entry(a.progress(), 1).gates_passed == 1);
+  REQUIRE(entry(a.progress(), 1).next_gate == 2);
+
+  // next_gate far beyond G, then negative: the agent drives over gate 2 (20.27 m) meanwhile.
+  double s = 10.5;
+  for (int bad : {1000000, gates, -3, 1000000}) {
+    poke(poke_state::next_gate, bad);
+    for (int k = 0; k < 3; ++k) {
+      s += 1.0 + 2.0 * k;
+      drive(s);
+      const tg::progress_snapshot pa = a.progress();
+      const progress_entry p = entry(pa, 1);
+      INFO("next_gate = " << bad << ", s = " << s << ": " << describe(p));
+      CHECK(has(p.flags, tg::progress_flags::invalid_state));
+      CHECK_FALSE(has(p.flags, tg::progress_flags::gate_passed));
+      CHECK(p.gates_passed == 1);
+      CHECK(p.next_gate == bad);  // left as written: the library does not guess the intent
+      CHECK(pa.checkpoint_passed[1] == -1);
+      CHECK(pa.wrong_checkpoint[1] == -1);
+      CHECK(arc_distance(p.lap_progress, s, c.length()) < 1e-2);  // the projection still ran
+      CHECK(has(a.tracks().status[1], tg::status::invalid_input));
+      others_unchanged();
+    }
+  }
+  // A valid next_gate again: gate 4 (40.5 m) ahead of the agent counts, and invalid_state is gone
+  // (invalid_input stays until the env is regenerated).
+  poke(poke_state::next_gate, 4);
+  drive(39.0);
+  drive(41.5);
+  {
+    const progress_entry p = entry(a.progress(), 1);
+    INFO("after next_gate = 4: " << describe(p));
+    CHECK(has(p.flags, tg::progress_flags::gate_passed));
+    CHECK_FALSE(has(p.flags, tg::progress_flags::invalid_state));
+    CHECK(p.gates_passed == 2);
+    CHECK(p.next_gate == 5);
+    CHECK(has(a.tracks().status[1], tg::status::invalid_input));
+  }
+  others_unchanged();
+
+  // Gate counts out of [1, G_max]: the gate tests are skipped, nothing reads past the storage.
+  s = 41.5;
+  for (int bad : {1000000, max_gates + 1, 0, -7}) {
+    poke(poke_state::num_gates, bad);
+    s += 3.0;
+    drive(s);
+    const tg::progress_snapshot pa = a.progress();
+    const progress_entry p = entry(pa, 1);
+    INFO("num_gates = " << bad << ": " << describe(p));
+    CHECK(has(p.flags, tg::progress_flags::invalid_state));
+    CHECK(p.gates_passed == 2);
+    CHECK(arc_distance(p.lap_progress, s, c.length()) < 1e-2);
+    others_unchanged();
+  }
+  // A spawn with the count out of range: a reset (start line) with invalid_input, as for a
+  // non-finite arc length.
+  poke(poke_state::num_gates, 1000000);
+  map_on_backend(a, spawn_state_fn{}, std::vector<int>{1});
+  {
+    const progress_entry p = entry(a.progress(), 1);
+    INFO("after a spawn with num_gates = 1000000: " << describe(p));
+    CHECK(p.gates_passed == 0);
+    CHECK(p.laps == 0);
+    CHECK(p.flags == 0u);
+    CHECK(has(a.tracks().status[1], tg::status::invalid_input));
+  }
+  others_unchanged();
+
+  // Regeneration rebuilds the track: its gate count, status and progress as in `b`'s reset.
+  a.regenerate({0, 1, 0}, false);
+  b.regenerate({0, 1, 0}, false);
+  {
+    const tg::track_snapshot ta = a.tracks(), tb = b.tracks();
+    CHECK(ta.num_gates[1] == gates);
+    CHECK(ta.status[1] == tb.status[1]);
+    CHECK(same_bits(entry(a.progress(), 1), entry(b.progress(), 1)));
+  }
+  drive(s + 1.0);
+  drive(s + 2.0);
+  CHECK(same_bits(entry(a.progress(), 1), entry(b.progress(), 1)));
+  others_unchanged();
+}
+
 }  // namespace progress_test
