@@ -69,3 +69,15 @@ def test_the_type_stubs_name_every_binding_and_nothing_else():
     assert stub_functions == cuda_functions, (sorted(cuda_functions - stub_functions),
                                               sorted(stub_functions - cuda_functions))
     assert cpu_functions == cuda_functions - {"capture_info"}, sorted(cuda_functions ^ cpu_functions)
+
+
+def test_status_bits_attempts_field_is_the_headers():
+    """``status_bits()["attempts_mask"]`` (added in Python: bits 8-15 of the status word count
+    the generation attempts) and the shift its docstring gives are status.hpp's."""
+    from track_gen import course  # noqa: PLC0415 - pure Python at import
+    text = (ROOT / "include/track_gen/status.hpp").read_text()
+    shift = int(re.search(r"inline constexpr int attempts_shift = (\d+);", text).group(1))
+    width = re.search(r"inline constexpr std::uint32_t attempts_mask = 0x([0-9a-f]+)u << attempts_shift;",
+                      text).group(1)
+    assert (course._ATTEMPTS_SHIFT, course._ATTEMPTS_MASK) == (shift, int(width, 16) << shift) == (8, 0xff00)
+    assert f">> {shift}" in course.status_bits.__doc__ and f"bits {shift}-{shift + 7}" in course.status_bits.__doc__

@@ -5,6 +5,7 @@ on a GPU machine, the same tracks as the CUDA backend."""
 import gc
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -155,6 +156,31 @@ def test_cpu_and_cuda_courses_build_the_same_tracks():
 
 
 @pytest.mark.cpu
+def test_status_bits_name_the_attempts_field():
+    """Bits 8-15 of tracks.status count the generation attempts (status.hpp attempts_mask): an
+    env whose track took a attempts with validate.max_attempts = 16 falls back to the ellipse
+    exactly when a > m with max_attempts = m (each attempt draws its own random stream, so the
+    first attempts are the same), and records min(a, m) attempts."""
+    bits = status_bits()
+    assert bits["attempts_mask"] == 0xff00 and bits["valid"] == 1           # the old keys still there
+    assert all(v & bits["attempts_mask"] == 0 for k, v in bits.items() if k != "attempts_mask")
+
+    def attempts_and_fallback(max_attempts):
+        st = cpu_course(64, seed=3, validate={"max_attempts": max_attempts}).tracks.status
+        return (st & bits["attempts_mask"]) >> 8, (st & bits["fallback"]) != 0
+
+    a, fell = attempts_and_fallback(16)
+    assert not fell.any() and a.min() == 1 and a.max() > 1                  # some tracks took retries
+    for m in (1, 2):
+        a_m, fell_m = attempts_and_fallback(m)
+        assert torch.equal(a_m, a.clamp(max=m)), m
+        assert torch.equal(fell_m, a > m), m
+    circle = [[10.0 * math.cos(2 * math.pi * i / 32), 10.0 * math.sin(2 * math.pi * i / 32)] for i in range(32)]
+    user = Course.from_tracks(presets.track(2, device="cpu"), [circle]).tracks.status
+    assert ((user & bits["attempts_mask"]) >> 8).tolist() == [1, 1]          # a user track: one attempt
+
+
+@pytest.mark.cpu
 def test_track_variants_give_each_env_its_own_parameters():
     """Per-env parameter sets: envs of variant k are bit for bit the envs of a batch built with
     variant k's parameters alone (C++ track_variants), and the variants really differ."""
@@ -174,6 +200,14 @@ def test_track_variants_give_each_env_its_own_parameters():
     assert (mixed.tracks.half_widths[torch.tensor(env_variant) == 2] == 0.5).all()
     with pytest.raises(ValueError, match=r"env_variant\[4\] = 3 is not a variant index in \[0, 2\]"):
         Course.track(params, variants=variants, env_variant=[0, 1, 1, 0, 3] + [0] * 7)
+    # A float index is refused, not truncated (1.5 was read as 1), 1.0 too (a float array's
+    # values are not indices, as in NumPy); NumPy integer arrays are indices.
+    with pytest.raises(TypeError, match=r"env_variant\[5\] must be an int.*float 1.5.*indices in \[0, 2\]"):
+        Course.track(params, variants=variants, env_variant=env_variant[:5] + [1.5] + env_variant[6:])
+    with pytest.raises(TypeError, match=r"env_variant\[0\] must be an int"):
+        Course.track(params, variants=variants, env_variant=np.array(env_variant, dtype=np.float64))
+    assert torch.equal(Course.track(params, variants=variants, env_variant=np.array(env_variant)).tracks.position,
+                       mixed.tracks.position)
     with pytest.raises(ValueError, match="batch-wide"):
         Course.track(params, variants=[{"seed": 1}], env_variant=[0] * E)
     with pytest.raises(ValueError, match="give both or neither"):

@@ -548,6 +548,12 @@ def test_misuse_is_refused_with_a_message():
     env.step(policy(obs))                                             # actions carrying autograd
     assert not env.actions.requires_grad
     env.step(torch.zeros(4, 2))                                       # and the env still steps
+    state = [t.clone() for t in (env.obs, env.actions, env.x, env.y, env.yaw, env.speed, env.episode_length_buf)]
+    for bad in (None, "steer", [[0.1, 0.2], [0.3]], torch.ones(4, 2, dtype=torch.bool)):
+        with pytest.raises(TypeError, match=r"actions must be a float tensor or array of shape \[4, 2\]"):
+            env.step(bad)                                             # torch's own message named neither
+    after = (env.obs, env.actions, env.x, env.y, env.yaw, env.speed, env.episode_length_buf)
+    assert all(torch.equal(a, b) for a, b in zip(after, state))      # a refused step changes nothing
     with pytest.raises(TypeError, match="int indices"):
         env._reset_idx(torch.tensor([True, False, True, False]))      # a mask is not a list of ids
     with pytest.raises(TypeError, match="int indices"):

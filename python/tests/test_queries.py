@@ -319,3 +319,75 @@ def test_bad_arguments_name_themselves(device):
         course.cones("inner", 1.0, 8)
     with pytest.raises(ValueError, match="spacing"):
         course.cones("left", -1.0, 8)
+
+
+def test_counts_and_windows_are_ints_in_range_checked_before_anything_runs(device, monkeypatch):
+    """A new-user trial: localize(window=10**12) got pybind's "incompatible function arguments",
+    track_ahead(10**9) / cones(capacity=10**10) the allocator's error, and a float count or window
+    (2.5, 2.7) was truncated. Each now raises naming the parameter and its range, before any
+    kernel or allocation, leaving the outputs of earlier calls as they were."""
+    import numpy as np
+    import track_gen.course as course_module
+    course = circle_course(device, 2)
+    theta = torch.tensor([0.3, 2.0], dtype=torch.float64)
+    pos, yaw = at(theta, device), (theta + math.pi / 2).float().to(device)
+    frame = course.localize(position=pos, window=8)
+    before = [t.clone() for t in frame]
+    elsewhere = at(theta + 1.0, device)
+    with pytest.raises(ValueError, match=r"window = 1000000000000, expected an int in \[-2\*\*31, 2\*\*31 - 1\]"):
+        course.localize(position=elsewhere, window=10**12)
+    with pytest.raises(TypeError, match="window must be an int.*float 2.7"):
+        course.localize(position=elsewhere, window=2.7)
+    with pytest.raises(TypeError, match="window"):
+        course.collide(elsewhere, quat_wxyz(yaw, device), torch.ones(2, 2, device=device), window=8.0)
+    with pytest.raises(ValueError, match=r"num_points = 1000000000, expected an int in \[1, 2\*\*20 = 1048576\]; "
+                                         r"its outputs would take 24000000000 bytes \(22.4 GiB\) for 2 envs"):
+        course.track_ahead(10**9, 1.0, yaw, position=elsewhere)          # s=None: not even the localize runs
+    with pytest.raises(TypeError, match="num_points must be an int.*float 2.5"):
+        course.track_ahead(2.5, 1.0, yaw, position=elsewhere)
+    with pytest.raises(TypeError, match="spacing must be a number"):
+        course.track_ahead(3, "1", yaw, position=elsewhere)
+    for t, b in zip(course.localize(position=pos, window=8), before):   # the refused calls changed nothing
+        assert torch.equal(t, b)
+    assert [k for k in course._query_buffers if isinstance(k, tuple)] == []   # and allocated nothing
+    for fn, per_env in (("cones", 10**10 * 12 + 4), ("walls", 10**10 * 32 + 16)):
+        with pytest.raises(ValueError, match=rf"{fn}: capacity = 10000000000, expected an int in "
+                                             rf"\[1, 2\*\*20 = 1048576\]; its outputs would take {2 * per_env} bytes"):
+            getattr(course, fn)("left", 1.0, capacity=10**10)
+        with pytest.raises(TypeError, match=f"{fn}: capacity must be an int"):
+            getattr(course, fn)("left", 1.0, capacity=8.0)
+        with pytest.raises(ValueError, match=f"{fn}: spacing = nan m, expected finite and > 0"):
+            getattr(course, fn)("left", float("nan"), capacity=8)
+    # In range but beyond the device's memory (here a pretend 1000-byte device): refused as well.
+    monkeypatch.setattr(course_module, "_device_memory", lambda device: 1000)
+    with pytest.raises(ValueError, match=r"num_points = 100: its outputs would take 2400 bytes .* "
+                                         r"more than the 1000 bytes"):
+        course.track_ahead(100, 1.0, yaw, position=pos, s=frame.s)
+    monkeypatch.undo()
+    # NumPy integers (and 0-d integer tensors) are ints: the same answers as Python ints.
+    assert torch.equal(course.track_ahead(np.int64(3), 1.0, yaw, position=pos, s=frame.s).clone(),
+                       course.track_ahead(3, 1.0, yaw, position=pos, s=frame.s))
+    assert torch.equal(course.localize(position=pos, window=np.int32(8)).s.clone(),
+                       course.localize(position=pos, window=8).s)
+    assert torch.equal(course.cones("left", 1.0, capacity=torch.tensor(16)).position.clone(),
+                       course.cones("left", 1.0, capacity=16).position)
+
+
+def test_track_ahead_of_a_non_finite_s_starts_at_the_start_line(device):
+    """C++ wrap_arc_length reads a non-finite s as 0: NaN, +inf and -inf give the points ahead of
+    the start line (no NaN, no error; s is never read on the host), checked against the circle's
+    closed form, and the other envs are unaffected."""
+    course = circle_course(device)
+    k, spacing = 4, 2.0
+    s = torch.tensor([0.0, float("nan"), float("inf"), -float("inf"), 3.0, 0.0, float("nan"), 100.0], device=device)
+    yaw = torch.zeros(E, device=device)
+    pts = course.track_ahead(k, spacing, yaw, position=torch.zeros(E, 3, device=device), s=s).double().cpu()
+    start = spacing * torch.arange(1, k + 1, dtype=torch.float64) / R        # angles of the points from (R, 0)
+    want = torch.stack([R * torch.cos(start), R * torch.sin(start), torch.zeros_like(start)], dim=1)
+    for e in (0, 1, 2, 3, 5, 6):
+        assert (pts[e] - want).abs().max() < 0.02, e
+    assert torch.equal(pts[1], pts[0]) and torch.equal(pts[2], pts[0]) and torch.equal(pts[3], pts[0])
+    for e, s_e in ((4, 3.0), (7, 100.0)):                                    # finite s: the points ahead of it
+        angle = (s_e + spacing * torch.arange(1, k + 1, dtype=torch.float64)) / R
+        ahead = torch.stack([R * torch.cos(angle), R * torch.sin(angle), torch.zeros_like(angle)], dim=1)
+        assert (pts[e] - ahead).abs().max() < 0.02, e

@@ -28,13 +28,17 @@ CPU tensors, ``stream`` must be None and there are no graphs to record into.
 from __future__ import annotations
 
 import functools
+import math
+import numbers
+import operator
+import os
 from typing import Mapping, NamedTuple, Optional, Sequence
 
 from .exec import recording
 from .pipeline.presets import TrackParams
 
-__all__ = ["BoxContact", "Cones", "Course", "DiscHit", "Events", "GateFrameHit", "Progress", "Spawn", "StepOutputs", "TrackFrame",
-           "Tracks", "Walls", "progress_flag_bits", "status_bits"]
+__all__ = ["BoxContact", "Cones", "Course", "DiscHit", "Events", "GateFrameHit", "MAX_PER_ENV", "Progress", "Spawn",
+           "StepOutputs", "TrackFrame", "Tracks", "Walls", "progress_flag_bits", "status_bits"]
 
 
 def _record_type(name: str, fields, doc: str):
@@ -180,6 +184,77 @@ def _stream_arg(stream) -> Optional[int]:
     return handle
 
 
+# Points, cones or wall pieces per env that track_ahead, cones and walls make room for: 2**20, a
+# 100 km look-ahead or border at 0.1 m spacing (longer than any circuit), 12 MiB per env of
+# float32 points. A bigger count is a slip (a length in metres, an env count), not a request.
+MAX_PER_ENV = 2**20
+_INT32 = (-2**31, 2**31 - 1)   # a C++ int (localize's and collide's window)
+
+
+def _int_arg(fn: str, name: str, value) -> int:
+    """`value` as a Python int: an int, a NumPy integer or a 0-d integer tensor (``__index__``).
+    TypeError naming `name` for anything else, floats included, even integral ones (2.0): the
+    library never truncates a count, as ``range`` and ``torch.zeros`` do not; bools too."""
+    if isinstance(value, bool) or "bool" in str(getattr(value, "dtype", "")):
+        raise TypeError(f"track_gen: {fn}: {name} must be an int, got the bool {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"track_gen: {fn}: {name} must be an int (a float is not truncated), "
+                        f"got {type(value).__name__} {value!r}") from None
+
+
+def _window_arg(fn: str, window) -> int:
+    """`window` as an int in C++ int's range (every value there is meaningful: <= 0 or at least
+    N / 2 searches every segment); TypeError / ValueError naming it otherwise."""
+    w = _int_arg(fn, "window", window)
+    if not _INT32[0] <= w <= _INT32[1]:
+        raise ValueError(f"track_gen: {fn}: window = {w}, expected an int in [-2**31, 2**31 - 1] (segments searched "
+                         f"around the last foot; <= 0 or >= num_samples / 2: every segment)")
+    return w
+
+
+def _spacing_arg(fn: str, spacing, allow_negative: bool) -> float:
+    """`spacing` [m] as a float: finite and > 0 (or non-zero with `allow_negative`)."""
+    if isinstance(spacing, bool) or not isinstance(spacing, numbers.Real):
+        raise TypeError(f"track_gen: {fn}: spacing must be a number [m], got {type(spacing).__name__} {spacing!r}")
+    x = float(spacing)
+    if not math.isfinite(x) or (x == 0.0 if allow_negative else x <= 0.0):
+        want = "finite and non-zero (negative looks behind)" if allow_negative else "finite and > 0"
+        raise ValueError(f"track_gen: {fn}: spacing = {spacing!r} m, expected {want}")
+    return x
+
+
+@functools.lru_cache(maxsize=None)
+def _device_memory(device: str) -> Optional[int]:
+    """Total memory of `device` [bytes] ("cpu": physical RAM), None where it cannot be read."""
+    if device == "cpu":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):   # not POSIX
+            return None
+    import torch  # noqa: PLC0415 - a CUDA course: torch is loaded
+    return int(torch.cuda.get_device_properties(torch.device(device)).total_memory)
+
+
+def _size_arg(fn: str, name: str, value, num_envs: int, device: str, bytes_per_env) -> int:
+    """`value`, a count per env (K points, C cones or pieces), as an int in [1, MAX_PER_ENV]
+    whose output tensors, ``num_envs * bytes_per_env(value)`` bytes, fit in `device`'s total
+    memory: TypeError (not an int) or ValueError naming `name`, the range and those bytes, before
+    anything is allocated (the allocator's own error names neither)."""
+    v = _int_arg(fn, name, value)
+    need = num_envs * bytes_per_env(v) if v > 0 else 0
+    size = f"{need} bytes ({need / 2**30:,.1f} GiB) for {num_envs} envs"
+    if not 1 <= v <= MAX_PER_ENV:
+        raise ValueError(f"track_gen: {fn}: {name} = {v}, expected an int in [1, 2**20 = {MAX_PER_ENV}]"
+                         + (f"; its outputs would take {size}" if v > 0 else ""))
+    total = _device_memory(device)
+    if total is not None and need > total:
+        raise ValueError(f"track_gen: {fn}: {name} = {v}: its outputs would take {size}, more than the "
+                         f"{total} bytes of {device}'s memory")
+    return v
+
+
 def _torch_stream(stream):
     """A context that makes torch run on `stream` (the stream the library's call ran on), so that
     torch's own work on the outputs is ordered after it."""
@@ -249,9 +324,16 @@ def _variants(variants, env_variant, num_envs: int):
                              f"(set them in the preset call); a variant may change every other parameter")
         flat.append(f)
     try:
-        ids = [int(x) for x in (env_variant.tolist() if hasattr(env_variant, "tolist") else env_variant)]
-    except (TypeError, ValueError):
+        items = list(env_variant.tolist() if hasattr(env_variant, "tolist") else env_variant)
+    except TypeError:
         raise TypeError(f"track_gen: env_variant must be a sequence of {num_envs} ints") from None
+    ids = []
+    for e, x in enumerate(items):  # an index: a float (1.5, or 1.0 of a float array) is refused, not truncated
+        try:
+            ids.append(_int_arg("Course.track", f"env_variant[{e}]", x))
+        except TypeError as err:
+            raise TypeError(f"{err}; env_variant must be a sequence of {num_envs} int variant indices in "
+                            f"[0, {len(flat) - 1}]") from None
     if len(ids) != num_envs:
         raise ValueError(f"track_gen: env_variant has {len(ids)} entries; expected one per env ({num_envs})")
     bad = [e for e, k in enumerate(ids) if not 0 <= k < len(flat)]
@@ -273,12 +355,21 @@ def _torch_view(t):
     return torch.from_dlpack(t)
 
 
+# status.hpp's attempts_shift / attempts_mask: the status word's 8-bit field of generation
+# attempts (test_binding_tables.py checks these against the header).
+_ATTEMPTS_SHIFT = 8
+_ATTEMPTS_MASK = 0xff << _ATTEMPTS_SHIFT
+
+
 def status_bits() -> dict:
-    """The bits of ``tracks.status`` by name (C++ ``status.hpp``): ``valid``, ``fallback``,
-    ``user_track``, ``far_from_origin``, the ``fail_*`` reasons, ... Test one with
-    ``(course.tracks.status & bits["valid"]) != 0``."""
+    """The masks of ``tracks.status`` by name (C++ ``status.hpp``): the one-bit flags ``valid``,
+    ``fallback``, ``user_track``, ``far_from_origin``, the ``fail_*`` reasons, ... (test one with
+    ``(course.tracks.status & bits["valid"]) != 0``), and ``attempts_mask`` = 0xff00, not a flag
+    but a field: bits 8-15 hold the number of generation attempts of the track, 1 to 255 (the
+    fallback ellipse not counted: a fallback track has ``validate.max_attempts``; a user track 1).
+    Read it with ``(status & bits["attempts_mask"]) >> 8`` (C++ ``status::attempts``)."""
     from . import _extension  # noqa: PLC0415 - loads torch and the extension
-    return dict(_extension().status_bits())
+    return {**_extension().status_bits(), "attempts_mask": _ATTEMPTS_MASK}
 
 
 @functools.lru_cache(maxsize=None)
@@ -381,7 +472,8 @@ class Course:
         Per-env parameters (curriculum levels, mixed difficulties; C++ ``track_variants``):
         ``variants`` a list of override dicts (the preset functions' names, e.g.
         ``{"polar": {"radius_max": 9.0}}``), each applied on top of ``params``; ``env_variant`` an
-        ``[E]`` sequence of ints (list, NumPy or CPU tensor) choosing each env's variant. An env's
+        ``[E]`` sequence of ints (list, NumPy or CPU tensor of an integer dtype; a float, even 1.0,
+        is refused with a TypeError rather than truncated) choosing each env's variant. An env's
         track depends only on its own variant: envs of one variant are the same, bit for bit, as
         in a batch built with that variant's parameters alone. Batch-wide parameters (seed,
         env_offset, num_samples, gate_half_height) cannot vary: ValueError.
@@ -680,18 +772,21 @@ class Course:
 
         Args:
             position: float32 ``[E, 3]`` [m] on the course's device, or ``None``: the bound position.
-            window: segments searched around the last foot; ``<= 0``: every segment (the first
-                call always searches every segment; after ``regenerate`` or a teleport the next
-                call reports ``lost`` once and recovers).
+            window: segments searched around the last foot, an int in [-2**31, 2**31 - 1] (C++
+                int; a float is refused, not truncated); ``<= 0`` or ``>= num_samples / 2``: every
+                segment (the first call always searches every segment; after ``regenerate`` or a
+                teleport the next call reports ``lost`` once and recovers).
             seed_convention: ``n`` positive to the RIGHT, as the seed system's ``TrackFrame.n``
                 (negated in place after the query).
         Returns:
             :class:`TrackFrame` of tensors reused by the next call.
         Raises:
-            ValueError: a tensor of the wrong dtype, shape, device or layout.
+            TypeError: ``window`` not an int.
+            ValueError: ``window`` out of range, a tensor of the wrong dtype, shape, device or layout.
             RuntimeError: ``position`` is None and nothing is bound.
         """
         import torch  # noqa: PLC0415
+        window = _window_arg("localize", window)
         if position is None:
             position = self._position
             if position is None:
@@ -706,7 +801,7 @@ class Course:
         # The first call has no previous foot: search every segment instead of reporting lost.
         cold = not b.setdefault("warm", False)
         b["warm"] = True
-        self._impl.localize(position, b["segment"], 0 if cold else int(window), b["s"], b["n"], b["n_up"],
+        self._impl.localize(position, b["segment"], 0 if cold else window, b["s"], b["n"], b["n_up"],
                             b["curvature"], b["heading"], b["lost"], _stream_arg(stream))
         if seed_convention:
             with _torch_stream(stream):
@@ -720,34 +815,41 @@ class Course:
         the agent at ``position[e]`` with heading ``yaw[e]``.
 
         Args:
-            num_points: K > 0 points per env. spacing: arc length between them [m], finite and
-                non-zero (negative looks behind).
+            num_points: K points per env, an int in [1, 2**20] (:data:`MAX_PER_ENV`; a float is
+                refused, not truncated) whose output (12 E K bytes) fits in the device's memory.
+            spacing: arc length between them [m], finite and non-zero (negative looks behind).
             yaw: float32 ``[E]`` [rad], the agents' headings about +z from +x (e.g. from a
                 quaternion: atan2(2 (w z + x y), 1 - 2 (y^2 + z^2))).
             position: float32 ``[E, 3]`` or ``None`` (the bound position).
-            s: float32 ``[E]`` [m] arc lengths to start from, or ``None``: :meth:`localize` of
-                ``position`` is run first (pass ``localize(...).s`` to save that kernel).
+            s: float32 ``[E]`` [m] arc lengths to start from (any real, wrapped around the loop),
+                or ``None``: :meth:`localize` of ``position`` is run first (pass
+                ``localize(...).s`` to save that kernel). A non-finite ``s[e]`` (NaN, +-inf) is
+                read as 0 (C++ ``wrap_arc_length``): env e gets the points ahead of the start
+                line, without an error or a flag (s is not read on the host: no
+                synchronisation). A NaN position or yaw gives NaN points.
         Returns:
             float32 ``[E, K, 3]``, reused by the next call with the same K.
         Raises:
-            ValueError: K <= 0, spacing zero or not finite, a tensor of the wrong kind.
+            TypeError: ``num_points`` not an int, ``spacing`` not a number.
+            ValueError: ``num_points`` out of range (the message says the bytes it would take),
+                spacing zero or not finite, a tensor of the wrong kind. Checked before anything
+                runs (with ``s=None``, before the localize).
         """
         import torch  # noqa: PLC0415
+        k = _size_arg("track_ahead", "num_points", num_points, self.num_envs, self.device, lambda k: 12 * k)
+        spacing = _spacing_arg("track_ahead", spacing, allow_negative=True)
         if position is None:
             position = self._position
             if position is None:
                 raise RuntimeError("track_gen: track_ahead: no position given and none bound")
+        yaw = self._float_e(yaw, "yaw")
+        position = self._points_e(position, "position")
         if s is None:
             s = self.localize(position, stream=stream).s
         s = self._float_e(s, "s")
-        yaw = self._float_e(yaw, "yaw")
-        position = self._points_e(position, "position")
-        k = int(num_points)
-        if k <= 0:
-            raise ValueError(f"track_gen: track_ahead: num_points = {num_points}, expected > 0")
         out = self._buffers(("track_ahead", k), lambda: torch.zeros(self.num_envs, k, 3, dtype=torch.float32, device=self.device))
         self._note()
-        self._impl.track_ahead(s, position, yaw, k, float(spacing), out, _stream_arg(stream))
+        self._impl.track_ahead(s, position, yaw, k, spacing, out, _stream_arg(stream))
         return out
 
     def progress_delta(self, s_prev, s_now, stream=None):
@@ -805,12 +907,14 @@ class Course:
                 **(w, x, y, z)** order (``root_quat_w``) by default; ``xyzw=True`` for (x, y, z, w)
                 (Warp's, the seed system's). Only the yaw counts.
             half_extents: float32 ``[E, 2]`` [m], forward and left half extents, > 0.
+            window: segments searched around the last foot, as :meth:`localize`.
         A box with NaN/Inf, extents <= 0 or a quaternion norm outside [0.5, 2] gets flags 4
         (invalid), distance NaN, oob 0; the other envs are unaffected.
         Returns:
             :class:`BoxContact`, reused by the next call.
         """
         import torch  # noqa: PLC0415
+        window = _window_arg("collide", window)
         if backend not in ("exact", "sdf"):
             raise ValueError(f"track_gen: collide: backend must be 'exact' or 'sdf', got {backend!r}")
         if backend == "sdf" and self.__dict__.get("_sdf") is None:
@@ -835,7 +939,7 @@ class Course:
         else:
             cold = not b.setdefault("warm", False)  # the first call: no previous foot, no window
             b["warm"] = True
-            self._impl.collide(position, quat, half_extents, b["hints"], 0 if cold else int(window), b["flags"],
+            self._impl.collide(position, quat, half_extents, b["hints"], 0 if cold else window, b["flags"],
                                b["distance"], b["nearest"], b["normal"], b["side"], _stream_arg(stream))
         with _torch_stream(stream):
             torch.bitwise_and(b["flags"], 1, out=b["oob"])
@@ -958,16 +1062,19 @@ class Course:
         """Cones along the ``"left"`` or ``"right"`` border of every track (C++ ``border_cones``),
         round(border length / spacing) of them (at least 3) at an even spacing, closing the loop.
         The first ``capacity`` go to ``position[e]``, the rest of the row is NaN; ``count[e]`` >
-        capacity means the row was cut. Returns :class:`Cones`, reused by the next call with the
-        same side and capacity.
-        Raises ValueError: side not "left"/"right", spacing <= 0, capacity <= 0."""
+        capacity means the row was cut. ``capacity``: an int in [1, 2**20] (:data:`MAX_PER_ENV`;
+        a float is refused) whose output (12 E C bytes) fits in the device's memory. Returns
+        :class:`Cones`, reused by the next call with the same side and capacity.
+        Raises TypeError (capacity not an int, spacing not a number) or ValueError (side not
+        "left"/"right", spacing not finite > 0, capacity out of range: the message says the bytes
+        it would take), before anything is allocated."""
         import torch  # noqa: PLC0415
-        c = self._prop_arguments("cones", side, capacity)
+        c, spacing = self._prop_arguments("cones", side, spacing, capacity, lambda c: 12 * c + 4)
         b = self._buffers(("cones", side, c), lambda: Cones(torch.zeros(self.num_envs, c, 3, dtype=torch.float32, device=self.device),
                                                             torch.zeros(self.num_envs, dtype=torch.int32,
                                                                         device=self.device)))
         self._note()
-        self._impl.cones(0 if side == "left" else 1, float(spacing), c, b.position, b.count, _stream_arg(stream))
+        self._impl.cones(0 if side == "left" else 1, spacing, c, b.position, b.count, _stream_arg(stream))
         return b
 
     def walls(self, side: str = "left", spacing: float = 2.0, capacity: int = 256, stream=None) -> Walls:
@@ -975,10 +1082,11 @@ class Course:
         ``border_walls``): the segments between the cones :meth:`cones` would place at ``spacing``
         (the last closing the loop), each as an instancing transform (midpoint, yaw, length) for a
         renderer. The first ``capacity`` go to row e, the rest is NaN; ``count[e]`` > capacity
-        means the row was cut. Returns :class:`Walls`, reused by the next call with the same side
-        and capacity. Raises ValueError: side not "left"/"right", spacing <= 0, capacity <= 0."""
+        means the row was cut. ``capacity``: as :meth:`cones` (its outputs and scratch take
+        32 E C + 16 E bytes). Returns :class:`Walls`, reused by the next call with the same side
+        and capacity. Raises TypeError / ValueError as :meth:`cones`."""
         import torch  # noqa: PLC0415
-        c = self._prop_arguments("walls", side, capacity)
+        c, spacing = self._prop_arguments("walls", side, spacing, capacity, lambda c: 12 * (c + 1) + 20 * c + 4)
         E, dev = self.num_envs, self.device
 
         def make():
@@ -988,18 +1096,17 @@ class Course:
                                    torch.zeros(E, dtype=torch.int32, device=dev))}
         b = self._buffers(("walls", side, c), make)
         self._note()
-        self._impl.walls(0 if side == "left" else 1, float(spacing), c, b["scratch"], b["pieces"], b["walls"].count,
+        self._impl.walls(0 if side == "left" else 1, spacing, c, b["scratch"], b["pieces"], b["walls"].count,
                          _stream_arg(stream))
         return b["walls"]
 
-    @staticmethod
-    def _prop_arguments(fn: str, side, capacity) -> int:
-        """`capacity` as an int after checking `side` and it (ValueError naming them)."""
+    def _prop_arguments(self, fn: str, side, spacing, capacity, bytes_per_env) -> tuple:
+        """(capacity as an int, spacing as a float) after checking `side` and them (TypeError /
+        ValueError naming them); `bytes_per_env(capacity)`: the bytes of the outputs per env."""
         if side not in ("left", "right"):
             raise ValueError(f"track_gen: {fn}: side must be 'left' or 'right', got {side!r}")
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
-            raise ValueError(f"track_gen: {fn}: capacity = {capacity!r}, expected an int > 0")
-        return capacity
+        spacing = _spacing_arg(fn, spacing, allow_negative=False)
+        return _size_arg(fn, "capacity", capacity, self.num_envs, self.device, bytes_per_env), spacing
 
     # ---- heightfield (C++ heightfield.hpp) -------------------------------------------------------
 

@@ -422,12 +422,13 @@ class CarRacingVecEnv(VectorEnv):
         :meth:`capture` recorded one.
 
         Args:
-            actions: ``[E, 2]`` (steer, throttle) in [-1, 1], a tensor (any float dtype, copied to
-                the env's device) or array-like; may be ``self.actions`` itself.
+            actions: ``[E, 2]`` (steer, throttle) in [-1, 1], a tensor (any float or integer
+                dtype, copied to the env's device) or array-like; may be ``self.actions`` itself.
         Returns:
             (obs float32 [E, D], reward float32 [E], terminated bool [E], truncated bool [E],
             infos dict): the env's buffers, overwritten by the next call.
         Raises:
+            TypeError: actions that are not numbers (None, strings, bools, complex).
             ValueError: actions of another shape.
             RuntimeError: no reset() yet (the cars are not on their tracks).
             gymnasium.error.ClosedEnvironmentError: after :meth:`close`.
@@ -437,7 +438,14 @@ class CarRacingVecEnv(VectorEnv):
             raise RuntimeError("CarRacingVecEnv.step: call reset() first (Gymnasium's order: the cars are placed on "
                                "their tracks by reset)")
         if actions is not self.actions:
-            actions = torch.as_tensor(actions).detach()  # a policy's output may carry autograd: the env is not differentiable
+            wanted = f"a float tensor or array of shape [{self.num_envs}, 2] (steer, throttle in [-1, 1])"
+            try:
+                actions = torch.as_tensor(actions).detach()  # a policy's output may carry autograd: the env is not differentiable
+            except (TypeError, ValueError, RuntimeError):  # None, strings, ragged lists: torch's message names neither
+                raise TypeError(f"CarRacingVecEnv.step: actions must be {wanted}, "
+                                f"got {type(actions).__name__}") from None
+            if actions.dtype == torch.bool or actions.is_complex():
+                raise TypeError(f"CarRacingVecEnv.step: actions must be {wanted}, got {actions.dtype}")
             if tuple(actions.shape) != (self.num_envs, 2):
                 raise ValueError(f"CarRacingVecEnv.step: actions must have shape [{self.num_envs}, 2], "
                                  f"got {list(actions.shape)}")
