@@ -231,6 +231,9 @@ def test_numbers_must_round_to_finite_float32_on_both_sides():
     assert "3.40282347e+38" in msg
     msg = _load_error(_SHARED / "beyond_float32.json")
     assert "points[1][1]" in msg and "outside float32's range" in msg
+    for word in ("NaN", "Infinity", "-Infinity"):  # Python's json takes them, JSON and C++ do not
+        with pytest.raises(ValueError, match=f"c.json: not valid JSON: {word} is no JSON number"):
+            tc.parse_circuit('{"points": [[0, 0], [' + word + ', 0], [0, 1]]}', "json", "c.json")
     # The files tests/io/circuits_test.cpp reads as what Python wrote: they are this writer's output.
     pts = [(3.4028235e38, -1e-50, 5e-324), (-0.0, 0.1, 1 / 3), (1e-45, -big, 2.5)]
     w = [(0.0, 1e-40), (1.5, 3.4028235e38), (2.0, 0.25)]

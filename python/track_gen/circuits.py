@@ -203,8 +203,11 @@ def _check_json_depth(text: str, name: str) -> None:
 def _parse_json(text: str, name: str) -> Circuit:
     text = _lines(text)  # json counts lines at LF only
     _check_json_depth(text, name)
+    def constant(word):  # json takes NaN and Infinity, JSON (RFC 8259) and nlohmann (C++) do not
+        _fail(name, 0, f"not valid JSON: {word} is no JSON number")
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as err:
         _fail(name, err.lineno, f"not valid JSON: {err.msg} (column {err.colno})")
     if not isinstance(doc, dict):

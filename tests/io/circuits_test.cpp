@@ -412,6 +412,10 @@ TEST_CASE("a number must round to a finite float32; one below its subnormals rea
 #if TRACK_GEN_CIRCUITS_JSON
   expect_error<ia>([&] { tg::load_circuit(shared_file("beyond_float32.json")); },
                    {"beyond_float32.json", "points[1][1]", "outside float32's range"});
+  for (const char* word : {"NaN", "Infinity", "-Infinity"}) {  // Python's json takes them: refused there too
+    expect_error<ia>([&] { tg::parse_json(std::string("{\"points\": [[0, 0], [") + word + ", 0], [0, 1]]}", "c.json"); },
+                     {"c.json:1:", "not valid JSON"});
+  }
 #endif
   // What python/track_gen/circuits.py wrote (python/tests/test_circuits.py checks these files are
   // its output): doubles at float32's edges read as their nearest floats.
