@@ -21,12 +21,16 @@
 ///   no library.
 ///
 /// In every format `#` starts a comment line (CSV), fields are comma separated with optional
-/// spaces or tabs around them, blank lines are skipped, and CRLF line ends and a leading UTF-8
-/// byte order mark are accepted. The points are a closed loop: the first need not be repeated
-/// at the end (user_tracks drops a repeat). Writers print every float with max_digits10 (9) significant digits, and readers
-/// parse straight to float (std::from_chars), so a circuit written and read back is equal bit
-/// for bit. Half-widths: x = left, y = right of the direction of travel, as the track batch's
-/// `half_widths` field.
+/// spaces or tabs around them, blank lines are skipped, lines end with LF, CRLF or a lone CR
+/// (old Mac OS), and a leading UTF-8 byte order mark is accepted. Files are UTF-8: a byte that
+/// is not (a latin-1 comment) is refused, naming its line and offset. JSON nested deeper than
+/// detail::circuits::max_json_depth (64) levels is refused before parsing. A number must round
+/// to a finite float32 (magnitude below 2^128 - 2^103; the largest float32 is 3.40282347e+38);
+/// one too small for float32's subnormals reads as +-0. The points are a closed loop: the first need not be
+/// repeated at the end (user_tracks drops a repeat). Writers print every float with
+/// max_digits10 (9) significant digits, and readers parse straight to float (std::from_chars),
+/// so a circuit written and read back is equal bit for bit. Half-widths: x = left, y = right of
+/// the direction of travel, as the track batch's `half_widths` field.
 ///
 /// **Widths and the generated track.** The track pipeline stores one half-width per batch
 /// (track_params::half_width, written to every sample's `half_widths`), and user_tracks carry
@@ -53,7 +57,6 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -87,6 +90,73 @@ namespace detail::circuits {
   throw std::invalid_argument("track_gen: " + name + (line ? ":" + std::to_string(line) : std::string()) + ": " + what);
 }
 
+/// JSON nested deeper than this is refused before parsing (brackets outside strings): a circuit
+/// needs 3 levels (the object, `points`, a point), and deeper input would make nlohmann's dump()
+/// (in messages) and Python's json module recurse once per level. python/track_gen/circuits.py
+/// has the same limit (its test checks they agree).
+inline constexpr int max_json_depth = 64;
+
+/// The line (from 1) of byte `at`: lines end at LF, CRLF or a lone CR.
+inline std::size_t line_of(const std::string& text, std::size_t at) {
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) ++line;
+  }
+  return line;
+}
+
+/// The next line of `text` from `at` without its end (LF, CRLF or a lone CR); false at the end.
+inline bool next_line(const std::string& text, std::size_t& at, std::string& line) {
+  if (at >= text.size()) return false;
+  std::size_t end = at;
+  while (end < text.size() && text[end] != '\n' && text[end] != '\r') ++end;  // find_first_of is slower
+  line.assign(text, at, end - at);
+  at = end + (end + 1 < text.size() && text[end] == '\r' && text[end + 1] == '\n' ? 2 : 1);
+  return true;
+}
+
+/// The offset of the first byte that does not begin a well-formed UTF-8 sequence (Unicode 15,
+/// table 3-7: no overlong forms, surrogates or code points above U+10FFFF; what Python's strict
+/// "utf-8" codec accepts), or npos.
+inline std::size_t invalid_utf8(const std::string& s) {
+  const auto* u = reinterpret_cast<const unsigned char*>(s.data());
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned b = u[i];
+    std::size_t len = 1;
+    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return i;
+    }
+    if (s.size() - i < len) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      if (u[i + k] < (k == 1 ? lo : 0x80u) || u[i + k] > (k == 1 ? hi : 0xBFu)) return i;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
+/// Refuses text that is not UTF-8 (naming the line and offset of the first bad byte) and returns
+/// where the content starts: after a UTF-8 byte order mark (some editors write one), else 0.
+inline std::size_t content_start(const std::string& text, const std::string& name) {
+  const std::size_t bad = invalid_utf8(text);
+  if (bad != std::string::npos) {
+    const unsigned b = static_cast<unsigned char>(text[bad]);
+    fail(name, line_of(text, bad), "byte " + std::to_string(bad) + " (0x" + "0123456789abcdef"[b >> 4] +
+                                       "0123456789abcdef"[b & 15] + ") is not UTF-8: circuit files are UTF-8 text");
+  }
+  return text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+}
+
 inline std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return {};
@@ -104,19 +174,51 @@ inline std::vector<std::string> split(const std::string& line) {
   }
 }
 
-/// Parses a whole field as a finite float (from_chars: locale-independent, correctly rounded).
-inline bool parse_float(const std::string& field, float& out) {
-  const char* b = field.data();
-  const char* e = b + field.size();
-  if (b != e && *b == '+') ++b;  // from_chars takes no '+'
-  const auto r = std::from_chars(b, e, out);
-  return b != e && r.ec == std::errc() && r.ptr == e && std::isfinite(out);
+/// Whether a number that from_chars matched in full in [b, e) (digits, an optional point and
+/// exponent, no '+') is below 1 in magnitude: found out of float's range, it rounds to zero.
+inline bool below_one(const char* b, const char* e) {
+  if (*b == '-') ++b;
+  long lead = 0;  // the power of ten of the first nonzero digit, before the exponent
+  bool point = false, nonzero = false;
+  for (; b != e && *b != 'e' && *b != 'E'; ++b) {
+    if (*b == '.') {
+      point = true;
+    } else if (!nonzero) {
+      if (point) --lead;
+      nonzero = *b != '0';
+    } else if (!point) {
+      ++lead;
+    }
+  }
+  long exp = 0;  // saturates: beyond the digits' count only its sign matters
+  bool negative = false;
+  if (b != e) {  // 'e' or 'E', an optional sign, digits (from_chars matched them all)
+    negative = *++b == '-';
+    if (*b == '-' || *b == '+') ++b;
+  }
+  for (; b != e; ++b) exp = std::min(exp * 10 + (*b - '0'), 1L << 40);
+  return lead + (negative ? -exp : exp) < 0;
 }
 
+/// The message for a number that rounds to +-infinity as a float32: the same words in Python.
+inline std::string beyond_float32(const std::string& value) {
+  return value + " is outside float32's range (it rounds to infinity; the largest float32 is 3.40282347e+38)";
+}
+
+/// Parses a whole field as a float (from_chars: locale-independent, correctly rounded); a number
+/// below float's smallest subnormal reads as +-0 (as the JSON reader's conversion gives).
 inline float number(const std::string& field, const std::string& name, std::size_t line, const std::string& column) {
-  float v;
-  if (!parse_float(field, v)) {
+  const char* b = field.data();
+  const char* e = b + field.size();
+  if (b != e && *b == '+' && !(e - b > 1 && b[1] == '-')) ++b;  // from_chars takes no '+'; "+-1" stays refused
+  float v = 0.0f;
+  const auto r = std::from_chars(b, e, v);
+  if (b == e || r.ptr != e || (r.ec == std::errc() && !std::isfinite(v))) {
     fail(name, line, "column " + column + ": '" + field + "' is not a finite number");
+  }
+  if (r.ec == std::errc::result_out_of_range) {
+    if (!below_one(b, e)) fail(name, line, "column " + column + ": " + beyond_float32(field));
+    v = *b == '-' ? -0.0f : 0.0f;
   }
   return v;
 }
@@ -173,6 +275,28 @@ inline std::string read_all(const std::string& path) {
   return text;
 }
 
+/// Refuses JSON nested deeper than max_json_depth (brackets outside strings), naming the line.
+inline void check_json_depth(const std::string& text, const std::string& name) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') ++i;  // an escape: the next character does not end the string
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > max_json_depth) {
+        fail(name, line_of(text, i), "JSON nested deeper than " + std::to_string(max_json_depth) +
+                                         " levels (a circuit needs 3: the object, \"points\", a point)");
+      }
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+}
+
 inline std::string extension(const std::string& path) {
   const auto slash = path.find_last_of("/\\");
   const auto dot = path.find_last_of('.');
@@ -185,17 +309,18 @@ inline std::string extension(const std::string& path) {
 }  // namespace detail::circuits
 
 /// Reads a TUM racetrack-database CSV from `text`; `name` (the file name) goes into the errors.
-/// @throws std::invalid_argument a missing column, a non-number, a negative width, < 3 points.
+/// @throws std::invalid_argument bytes that are not UTF-8, a missing column, a non-number or one
+///         beyond float32's range, a negative width, < 3 points.
 inline circuit parse_tum_csv(const std::string& text, const std::string& name = "<tum csv>") {
   namespace c = detail::circuits;
   static const char* const wanted[4] = {"x_m", "y_m", "w_tr_right_m", "w_tr_left_m"};
   int col[4] = {0, 1, 2, 3};  // standard order unless a header names them
   std::size_t needed = 4;
   circuit out;
-  std::istringstream in(text);
+  std::size_t at = c::content_start(text, name);
   std::string raw;
   bool seen_data = false;
-  for (std::size_t line = 1; std::getline(in, raw); ++line) {
+  for (std::size_t line = 1; c::next_line(text, at, raw); ++line) {
     const std::string t = c::trim(raw);
     if (t.empty()) continue;
     if (t[0] == '#') {
@@ -228,16 +353,17 @@ inline circuit parse_tum_csv(const std::string& text, const std::string& name = 
 }
 
 /// Reads a plain `x, y[, z]` CSV from `text` (no widths); `name` goes into the errors.
-/// @throws std::invalid_argument a row of other than 2 or 3 columns or of another count than
-///         the first row, a non-number, < 3 points.
+/// @throws std::invalid_argument bytes that are not UTF-8, a row of other than 2 or 3 columns or
+///         of another count than the first row, a non-number or one beyond float32's range, < 3
+///         points.
 inline circuit parse_plain_csv(const std::string& text, const std::string& name = "<csv>") {
   namespace c = detail::circuits;
   circuit out;
-  std::istringstream in(text);
+  std::size_t at = c::content_start(text, name);
   std::string raw;
   std::size_t columns = 0, first_line = 0;
   bool first = true;
-  for (std::size_t line = 1; std::getline(in, raw); ++line) {
+  for (std::size_t line = 1; c::next_line(text, at, raw); ++line) {
     const std::string t = c::trim(raw);
     if (!c::is_data(t)) continue;
     const std::vector<std::string> f = c::split(t);
@@ -270,19 +396,20 @@ inline circuit parse_plain_csv(const std::string& text, const std::string& name 
 
 #if TRACK_GEN_CIRCUITS_JSON || defined(TRACK_GEN_DOXYGEN)
 /// Reads the JSON format from `text`; `name` goes into the errors. Needs nlohmann/json.
-/// @throws std::invalid_argument a syntax error (with its line), a missing or malformed
+/// @throws std::invalid_argument bytes that are not UTF-8 or nesting deeper than max_json_depth
+///         (with their line), a syntax error (with its line), a missing or malformed
 ///         `points`, a `half_widths` of another length, a negative width, `closed` not true,
 ///         < 3 points (each named by its JSON path).
 inline circuit parse_json(const std::string& text, const std::string& name = "<json>") {
   namespace c = detail::circuits;
   using json = nlohmann::json;
+  const std::size_t start = c::content_start(text, name);
+  c::check_json_depth(text, name);
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(text.begin() + static_cast<std::ptrdiff_t>(start), text.end());
   } catch (const json::parse_error& err) {
-    const std::size_t upto = std::min<std::size_t>(err.byte, text.size());
-    const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + upto, '\n'));
-    c::fail(name, line, std::string("not valid JSON: ") + err.what());
+    c::fail(name, c::line_of(text, start + err.byte), std::string("not valid JSON: ") + err.what());
   } catch (const json::exception& err) {  // e.g. out_of_range 406: a number beyond the double range
     c::fail(name, 0, std::string("not valid JSON: ") + err.what());
   }
@@ -291,7 +418,7 @@ inline circuit parse_json(const std::string& text, const std::string& name = "<j
     if (!v.is_number()) c::fail(name, 0, path + ": " + v.dump() + " is not a number");
     const double d = v.get<double>();
     const float f = static_cast<float>(d);
-    if (!std::isfinite(f)) c::fail(name, 0, path + ": " + v.dump() + " is not a finite float");
+    if (!std::isfinite(f)) c::fail(name, 0, path + ": " + c::beyond_float32(v.dump()));
     return f;
   };
   const auto closed = doc.find("closed");
@@ -333,9 +460,9 @@ inline circuit parse_json(const std::string& text, const std::string& name = "<j
 inline circuit_format detect_circuit_format(const std::string& path, const std::string& text) {
   namespace c = detail::circuits;
   if (c::extension(path) == "json") return circuit_format::json;
-  std::istringstream in(text);
+  std::size_t at = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte order mark is not part of the first line
   std::string raw;
-  while (std::getline(in, raw)) {
+  while (c::next_line(text, at, raw)) {
     const std::string t = c::trim(raw);
     if (t.empty()) continue;
     if (t[0] == '#') {
@@ -349,9 +476,7 @@ inline circuit_format detect_circuit_format(const std::string& path, const std::
 
 /// Reads `text` in `format`; `name` goes into the errors.
 /// @throws std::invalid_argument bad content (see the parse_* functions); JSON without nlohmann.
-inline circuit parse_circuit(const std::string& text_with_bom, circuit_format format, const std::string& name) {
-  // A UTF-8 byte order mark (some editors write one) is not part of the first field.
-  const std::string text = text_with_bom.rfind("\xEF\xBB\xBF", 0) == 0 ? text_with_bom.substr(3) : text_with_bom;
+inline circuit parse_circuit(const std::string& text, circuit_format format, const std::string& name) {
   switch (format) {
     case circuit_format::tum_csv: return parse_tum_csv(text, name);
     case circuit_format::plain_csv: return parse_plain_csv(text, name);

@@ -19,10 +19,15 @@ The formats are those of the C++ header ``track_gen/circuits.hpp`` (docs/circuit
   ``points`` required ([x, y] rows allowed), ``half_widths`` optional, ``closed`` optional and
   true; other keys ignored.
 
-``#`` starts a comment line, fields are comma separated with optional spaces, blank lines are
-skipped. Half-widths are ``(left, right)`` of the direction of travel, as ``tracks.half_widths``.
-Numbers are written with ``repr`` (the shortest text that reads back as the same double), so
-``save_circuit`` then ``load_circuit`` gives the same floats exactly.
+``#`` starts a comment line, fields are comma separated with optional spaces or tabs, blank
+lines are skipped, lines end with LF, CRLF or a lone CR (old Mac OS). Files are UTF-8 (a byte that
+is not raises ``ValueError`` naming its line and offset); JSON nested deeper than 64 levels is
+refused. A number must round to a finite float32, as C++ reads it (magnitude below 2^128 - 2^103;
+the largest float32 is 3.40282347e+38), and the writers refuse one that does not; Python keeps
+the double read (C++ reads a number below float32's subnormals as +-0). Half-widths are
+``(left, right)`` of the direction of travel, as ``tracks.half_widths``. Numbers are written
+with ``repr`` (the shortest text that reads back as the same double), so ``save_circuit`` then
+``load_circuit`` gives the same floats exactly.
 
 Widths and the generated track: the pipeline has one half-width per batch
 (``params.half_width``), so per-point widths are loaded and exported but do not reach a generated
@@ -37,6 +42,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+from itertools import accumulate
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = ["FORMATS", "Circuit", "course_from_circuits", "detect_format", "export_track", "format_circuit",
@@ -44,6 +51,18 @@ __all__ = ["FORMATS", "Circuit", "course_from_circuits", "detect_format", "expor
 
 FORMATS = ("tum_csv", "plain_csv", "json")
 _TUM_COLUMNS = ("x_m", "y_m", "w_tr_right_m", "w_tr_left_m")
+# Half-way between the largest float32 (2^128 - 2^104) and 2^128: a double from here up rounds to
+# infinity as a float32 (ties to even), one below it to a finite float (IEEE 754 binary32).
+_FLOAT32_INFINITE_FROM = 2.0 ** 128 - 2.0 ** 103
+# What std::from_chars reads at the start of a field that starts with a letter (a header is not).
+_WORD_NUMBER = re.compile(r"(?i)inf|nan")
+# The same limit as detail::circuits::max_json_depth in include/track_gen/circuits.hpp: a circuit
+# needs 3 levels; json.loads recurses once per level (RecursionError near 1000).
+_MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+_JSON_BRACKETS = re.compile(_JSON_STRING.pattern + r"|[\[\]{}]", re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
 class Circuit(NamedTuple):
@@ -58,16 +77,28 @@ def _fail(name: str, line: int, what: str):
     raise ValueError(f"track_gen: {where}: {what}")
 
 
+def _fits_float32(v: float) -> bool:
+    """Whether ``v`` rounds to a finite float32 (False for infinities and NaN too)."""
+    return abs(v) < _FLOAT32_INFINITE_FROM
+
+
+def _beyond_float32(value: str) -> str:
+    """The message for a number that rounds to infinity as a float32: the same words in C++."""
+    return f"{value} is outside float32's range (it rounds to infinity; the largest float32 is 3.40282347e+38)"
+
+
 def _number(field: str, name: str, line: int, column: str) -> float:
-    # float() also takes '1_000' and ' 1 '; the C++ reader takes neither (fields are trimmed here).
+    # float() also takes '1_000', 'inf', 'nan', Unicode digits and spaces around the number; the C++
+    # reader (std::from_chars) none of these. Without them the two agree (fuzzed against C++).
     try:
-        if "_" in field:
+        if (not field or not field.isascii() or "_" in field or "n" in field or "N" in field or field[0].isspace()
+                or field[-1].isspace()):
             raise ValueError
         v = float(field)
     except ValueError:
         _fail(name, line, f"column {column}: {field!r} is not a finite number")
-    if not math.isfinite(v):
-        _fail(name, line, f"column {column}: {field!r} is not a finite number")
+    if not abs(v) < _FLOAT32_INFINITE_FROM:  # _fits_float32, inlined: one call per field
+        _fail(name, line, f"column {column}: {_beyond_float32(field)}")
     return v
 
 
@@ -78,16 +109,23 @@ def _width(field: str, name: str, line: int, column: str) -> float:
     return w
 
 
+def _lines(text: str) -> str:
+    """``text`` with every line end (CRLF, a lone CR) as LF: the ends the C++ reader takes."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _rows(text: str):
-    """(line number, stripped line) of every non-blank line."""
-    for number, raw in enumerate(text.splitlines(), start=1):
-        t = raw.strip()
+    """(line number, stripped line) of every non-blank line. Lines end at LF, CRLF or CR only
+    (splitlines would also split at form feeds and Unicode separators); spaces and tabs are
+    stripped, as in C++."""
+    for number, raw in enumerate(_lines(text).split("\n"), start=1):
+        t = raw.strip(" \t")
         if t:
             yield number, t
 
 
 def _split(t: str) -> List[str]:
-    return [f.strip() for f in t.split(",")]
+    return [f.strip(" \t") for f in t.split(",")]
 
 
 def _check_count(points, name: str) -> None:
@@ -127,7 +165,7 @@ def _parse_plain(text: str, name: str) -> Circuit:
         if t.startswith("#"):
             continue
         f = _split(t)
-        if first and f[0][:1].isalpha() and not _is_float(f[0]):
+        if first and f[0][:1].isascii() and f[0][:1].isalpha() and not _WORD_NUMBER.match(f[0]):
             first = False  # the optional header line (x,y,z); a row of bad numbers fails below
             continue
         first = False
@@ -145,17 +183,31 @@ def _parse_plain(text: str, name: str) -> Circuit:
     return Circuit(points, None)
 
 
-def _is_float(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
+def _check_json_depth(text: str, name: str) -> None:
+    """Refuses JSON nested deeper than _MAX_JSON_DEPTH (brackets outside strings), naming the line."""
+    brackets = _JSON_STRING.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    if max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= _MAX_JSON_DEPTH:
+        return  # the common case, without a Python loop; else find the line
+    depth = 0
+    for m in _JSON_BRACKETS.finditer(text):
+        b = m.group()
+        if b in "[{":
+            depth += 1
+            if depth > _MAX_JSON_DEPTH:
+                _fail(name, text.count("\n", 0, m.start()) + 1, f"JSON nested deeper than {_MAX_JSON_DEPTH} levels "
+                      '(a circuit needs 3: the object, "points", a point)')
+        elif b in "]}":
+            depth -= 1
 
 
 def _parse_json(text: str, name: str) -> Circuit:
+    text = _lines(text)  # json counts lines at LF only
+    _check_json_depth(text, name)
+    def constant(word):  # json takes NaN and Infinity, JSON (RFC 8259) and nlohmann (C++) do not
+        _fail(name, 0, f"not valid JSON: {word} is no JSON number")
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as err:
         _fail(name, err.lineno, f"not valid JSON: {err.msg} (column {err.colno})")
     if not isinstance(doc, dict):
@@ -165,12 +217,12 @@ def _parse_json(text: str, name: str) -> Circuit:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             _fail(name, 0, f"{path}: {json.dumps(v)} is not a number")
         try:
-            v = float(v)
+            f = float(v)
         except OverflowError:  # an integer beyond the double range
-            v = math.inf
-        if not math.isfinite(v):
-            _fail(name, 0, f"{path}: {v} is not finite")
-        return v
+            f = math.inf
+        if not abs(f) < _FLOAT32_INFINITE_FROM:  # _fits_float32, inlined: one call per value
+            _fail(name, 0, f"{path}: {_beyond_float32(json.dumps(v))}")
+        return f
 
     if "closed" in doc and doc["closed"] is not True:
         _fail(name, 0, f'"closed" is {json.dumps(doc["closed"])}; only closed circuits (true) are supported')
@@ -207,7 +259,7 @@ def detect_format(path: str, text: str) -> str:
     ``w_tr_right_m`` or the first data row has 4 columns, else ``plain_csv``."""
     if os.fspath(path).lower().endswith(".json"):
         return "json"
-    for _, t in _rows(text):
+    for _, t in _rows(text.removeprefix("\ufeff")):
         if t.startswith("#"):
             if "w_tr_right_m" in t:
                 return "tum_csv"
@@ -234,12 +286,20 @@ def load_circuit(path, format: Optional[str] = None) -> Circuit:
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: bad content: a missing column, a non-number, a negative width, fewer than 3
-            points... (the message names the file and the line).
+        ValueError: bad content: bytes that are not UTF-8, a missing column, a non-number or one
+            beyond float32's range, a negative width, fewer than 3 points, JSON nested deeper
+            than 64 levels... (the message names the file and the line).
     """
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open(path, "rb") as f:
+        data = f.read()
     name = os.fspath(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        at = err.start
+        before = data[:at]  # lines end at LF, CRLF or CR, as in _rows
+        line = 1 + before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n")
+        _fail(name, line, f"byte {at} (0x{data[at]:02x}) is not UTF-8: circuit files are UTF-8 text")
     return parse_circuit(text, format or detect_format(name, text), name)
 
 
@@ -253,6 +313,7 @@ def _checked(points, half_widths, name: str):
             _fail(name, 0, f"points[{i}]: expected (x, y) or (x, y, z)")
         if not all(math.isfinite(v) for v in p):
             _fail(name, 0, f"points[{i}] is not finite")
+        _check_float32(p, f"points[{i}]", name)
         pts.append((p[0], p[1], p[2] if len(p) == 3 else 0.0))
     _check_count(pts, name)
     if half_widths is None:
@@ -263,7 +324,15 @@ def _checked(points, half_widths, name: str):
     for i, w in enumerate(widths):
         if len(w) != 2 or not all(math.isfinite(v) and v >= 0 for v in w):
             _fail(name, 0, f"half_widths[{i}] must be (left, right), finite and >= 0 m")
+        _check_float32(w, f"half_widths[{i}]", name)
     return pts, widths
+
+
+def _check_float32(values, path: str, name: str) -> None:
+    """Refuses what the readers (C++'s float32 ones, and so Python's) would refuse."""
+    for k, v in enumerate(values):
+        if not _fits_float32(v):
+            _fail(name, 0, f"{path}[{k}]: {_beyond_float32(repr(v))}, so it could not be read back")
 
 
 def format_circuit(points, half_widths=None, format: str = "plain_csv", name: str = "<circuit>") -> str:
@@ -272,8 +341,9 @@ def format_circuit(points, half_widths=None, format: str = "plain_csv", name: st
     drops the widths.
 
     Raises:
-        ValueError: what could not be read back (fewer than 3 points, non-finite values, negative
-            widths, a length mismatch; TUM without widths or with z != 0), or an unknown format.
+        ValueError: what could not be read back (fewer than 3 points, non-finite values or ones
+            that round to infinity as a float32, negative widths, a length mismatch; TUM without
+            widths or with z != 0), naming the value (``points[i][k]``), or an unknown format.
     """
     pts, widths = _checked(points, half_widths, name)
     r = repr

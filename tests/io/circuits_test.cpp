@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if defined(TRACK_GEN_TEST_EXPECT_JSON) && !TRACK_GEN_CIRCUITS_JSON
@@ -311,4 +312,136 @@ TEST_CASE("a circuit far from the origin, re-centred, exports back in the user's
     CHECK(local.points[k].x == s.position[k].x);
   }
   CHECK(worst <= 2e-3);  // one float32 step at 20 km
+}
+
+namespace {
+
+/// tests/io/circuit_files/<name>: the same bytes python/tests/test_circuits.py reads, so both
+/// readers are held to one answer.
+std::string shared_file(const std::string& name) {
+  return std::string(TRACK_GEN_SOURCE_DIR) + "/tests/io/circuit_files/" + name;
+}
+
+/// The circuit of the hand-written files above and of the shared cr_only files.
+const tg::circuit hand_written{{{12.5f, -3.25f, 0.0f}, {20.0f, 41.25f, 0.0f}, {-7.75f, 0.5f, 0.0f}},
+                               {{2.0f, 1.5f}, {2.5f, 1.25f}, {3.0f, 1.0f}}};
+
+}  // namespace
+
+TEST_CASE("lines end with LF, CRLF or a lone CR (old Mac OS) alike, counted alike in errors") {
+  using ia = std::invalid_argument;
+  check_equal(tg::load_circuit(shared_file("cr_only.csv")), hand_written, true, true);
+  check_equal(tg::load_circuit(shared_file("cr_only_plain.csv")), hand_written, false, true);
+  CHECK(tg::detect_circuit_format("cr_only.csv", tg::detail::circuits::read_all(shared_file("cr_only.csv"))) ==
+        tg::circuit_format::tum_csv);
+  expect_error<ia>([&] { tg::load_circuit(shared_file("cr_bad_row.csv")); }, {"cr_bad_row.csv:4:", "column y", "'abc'"});
+#if TRACK_GEN_CIRCUITS_JSON
+  check_equal(tg::load_circuit(shared_file("cr_only.json")), hand_written, true, true);
+  expect_error<ia>([&] { tg::load_circuit(shared_file("cr_syntax.json")); }, {"cr_syntax.json:4:", "not valid JSON"});
+#endif
+  // parse_* (text, not a file) count lone CRs too, and split lines at nothing else (a form feed).
+  expect_error<ia>([&] { tg::parse_plain_csv("1,2\r3,4\r\n\r5,x\n", "t.csv"); }, {"t.csv:4:", "column y"});
+  expect_error<ia>([&] { tg::parse_plain_csv("0,0\n1,2\f3\n5,6\n", "t.csv"); }, {"t.csv:2:", "column y", "is not a finite number"});
+  // A byte order mark before a comment does not hide a headerless TUM file from the detection.
+  CHECK(tg::detect_circuit_format("b.csv", "\xEF\xBB\xBF# by hand\n12.5,-3.25,1.5,2\n") == tg::circuit_format::tum_csv);
+}
+
+TEST_CASE("a file that is not UTF-8 is refused naming the line and the byte; UTF-8 comments are read") {
+  using ia = std::invalid_argument;
+  expect_error<ia>([&] { tg::load_circuit(shared_file("latin1.csv")); },
+                   {"latin1.csv:2:", "byte 38 (0xfc) is not UTF-8", "circuit files are UTF-8"});
+  expect_error<ia>([&] { tg::load_circuit(shared_file("surrogate.csv")); }, {"surrogate.csv:1:", "byte 2 (0xed)"});
+#if TRACK_GEN_CIRCUITS_JSON
+  expect_error<ia>([&] { tg::load_circuit(shared_file("latin1.json")); }, {"latin1.json:1:", "byte 11 (0xfc)"});
+#endif
+  // The offset counts the byte order mark: it is the offset in the file.
+  expect_error<ia>([&] { tg::parse_circuit("\xEF\xBB\xBF# \xFC\n", tg::circuit_format::plain_csv, "b.csv"); },
+                   {"b.csv:1:", "byte 5 (0xfc)"});
+  check_equal(tg::parse_circuit("# N\xC3\xBCrburgring \xF0\x9F\x8F\x81\n12.5,-3.25,1.5,2\n20,41.25,1.25,2.5\n-7.75,0.5,1,3\n",
+                                tg::circuit_format::tum_csv, "utf8.csv"),
+              hand_written, true, true);
+  // Well-formed and ill-formed sequences of Unicode's table 3-7; the Python test checks the same
+  // list against Python's codec.
+  for (const char* good : {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80", "\xF0\x90\x80\x80",
+                           "\xF4\x8F\xBF\xBF"}) {
+    CAPTURE(good);
+    CHECK(tg::detail::circuits::invalid_utf8(std::string("a") + good + "b") == std::string::npos);
+  }
+  for (const char* bad : {"\x80", "\xBF", "\xC0\xAF", "\xC1\xBF", "\xC3", "\xC3" "A", "\xE0\x9F\xBF", "\xED\xA0\x80",
+                          "\xE2\x82", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF"}) {
+    CAPTURE(bad);
+    CHECK(tg::detail::circuits::invalid_utf8(std::string("a") + bad + "b") == 1);
+  }
+}
+
+#if TRACK_GEN_CIRCUITS_JSON
+namespace {
+
+/// A JSON circuit with a "meta" value nested so that the whole file is `depth` levels deep.
+std::string nested_json(int depth) {
+  return "{\"points\": [[0,0],[1,0],[0,1]], \"meta\": " + std::string(static_cast<std::size_t>(depth - 1), '[') +
+         std::string(static_cast<std::size_t>(depth - 1), ']') + "}";
+}
+
+}  // namespace
+
+TEST_CASE("JSON nested deeper than 64 levels is refused before parsing") {
+  using ia = std::invalid_argument;
+  CHECK(tg::detail::circuits::max_json_depth == 64);
+  CHECK(tg::parse_json(nested_json(64), "ok.json").points.size() == 3);
+  expect_error<ia>([&] { tg::parse_json(nested_json(65), "deep.json"); }, {"deep.json:1:", "nested deeper than 64 levels"});
+  // Brackets in strings do not count (an escaped quote does not end the string).
+  CHECK(tg::parse_json("{\"points\": [[0,0],[1,0],[0,1]], \"s\": \"\\\"" + std::string(100, '[') + "\"}").points.size() == 3);
+  // Deep enough to overflow a stack when a message dumps the value ("closed" is shown in its
+  // error): refused first, with the line of the 65th bracket.
+  expect_error<ia>([&] { tg::parse_json("{\"points\": [[0,0],[1,0],[0,1]],\n\"closed\": " + std::string(1000000, '[') +
+                                            std::string(1000000, ']') + "}", "deeper.json"); },
+                   {"deeper.json:2:", "nested deeper"});
+}
+#endif
+
+TEST_CASE("a number must round to a finite float32; one below its subnormals reads as +-0") {
+  using ia = std::invalid_argument;
+  const float big = std::numeric_limits<float>::max(), tiny = std::numeric_limits<float>::denorm_min();
+  const tg::circuit edges = tg::load_circuit(shared_file("float32_edges.csv"));
+  CHECK(same_bits(edges.points[0].x, big));    // 3.4028235e38 rounds down to the largest float
+  CHECK(same_bits(edges.points[0].y, -0.0f));  // -1e-50: the sign is kept
+  CHECK(same_bits(edges.points[0].z, tiny));   // 1e-45
+  expect_error<ia>([&] { tg::load_circuit(shared_file("beyond_float32.csv")); },
+                   {"beyond_float32.csv:3:", "column x", "1e39 is outside float32's range", "3.40282347e+38"});
+#if TRACK_GEN_CIRCUITS_JSON
+  expect_error<ia>([&] { tg::load_circuit(shared_file("beyond_float32.json")); },
+                   {"beyond_float32.json", "points[1][1]", "outside float32's range"});
+  for (const char* word : {"NaN", "Infinity", "-Infinity"}) {  // Python's json takes them: refused there too
+    expect_error<ia>([&] { tg::parse_json(std::string("{\"points\": [[0, 0], [") + word + ", 0], [0, 1]]}", "c.json"); },
+                     {"c.json:1:", "not valid JSON"});
+  }
+#endif
+  // What python/track_gen/circuits.py wrote (python/tests/test_circuits.py checks these files are
+  // its output): doubles at float32's edges read as their nearest floats.
+  const tg::circuit want{{{big, -0.0f, 0.0f}, {-0.0f, 0.1f, static_cast<float>(0.3333333333333333)}, {tiny, -big, 2.5f}},
+                         {{0.0f, static_cast<float>(1e-40)}, {1.5f, big}, {2.0f, 0.25f}}};
+  check_equal(tg::load_circuit(shared_file("python_written.txt")), want, false, true);
+#if TRACK_GEN_CIRCUITS_JSON
+  check_equal(tg::load_circuit(shared_file("python_written.json")), want, true, true);
+#endif
+  // Spellings from_chars finds out of range, classified by their digits and exponent.
+  const std::pair<const char*, float> zeros[] = {{"1e-400", 0.0f},          {"-0.001e-44", -0.0f},
+                                                 {"1000e-50", 0.0f},        {"0.000000000001e-34", 0.0f},
+                                                 {"+7e-46", 0.0f},          {"-1e-99999999999999999999999", -0.0f}};
+  for (const auto& z : zeros) {
+    CAPTURE(z.first);
+    CHECK(same_bits(tg::parse_plain_csv(std::string(z.first) + ",0\n1,2\n3,4\n").points[0].x, z.second));
+  }
+  for (const char* over : {"1e400", "-3.4028236e38", "100000e34", "0.00001e44", "1e99999999999999999999999"}) {
+    CAPTURE(over);
+    expect_error<ia>([&] { tg::parse_plain_csv(std::string("1,2\n") + over + ",0\n3,4\n", "o.csv"); },
+                     {"o.csv:2:", "outside float32's range"});
+  }
+  expect_error<ia>([&] { tg::parse_plain_csv("1,2\n+-1,4\n5,6\n", "pm.csv"); }, {"pm.csv:2:", "'+-1' is not a finite number"});
+  // The writer prints the largest float, and the reader takes it back.
+  tg::circuit c = wobbly_circuit(4);
+  c.points[1].y = -big;
+  check_equal(tg::parse_circuit(tg::format_circuit(c, tg::circuit_format::tum_csv), tg::circuit_format::tum_csv, "w"), c,
+              true, false);
 }
