@@ -1006,6 +1006,7 @@ inline void bind_common(py::module_& m) {
     TG_STATUS(valid) TG_STATUS(fallback) TG_STATUS(invalid_input) TG_STATUS(user_track) TG_STATUS(fail_not_finite)
     TG_STATUS(fail_length) TG_STATUS(fail_curvature) TG_STATUS(fail_clearance) TG_STATUS(fail_spacing)
     TG_STATUS(relaxed) TG_STATUS(relax_rejected) TG_STATUS(far_from_origin) TG_STATUS(fail_grade) TG_STATUS(fail_gates)
+    TG_STATUS(attempts_mask)  // a field, not a flag: bits 8-15 count the generation attempts
 #undef TG_STATUS
     return d;
   }, "The status bits of tracks.status (status.hpp), by name");

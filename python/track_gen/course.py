@@ -355,12 +355,6 @@ def _torch_view(t):
     return torch.from_dlpack(t)
 
 
-# status.hpp's attempts_shift / attempts_mask: the status word's 8-bit field of generation
-# attempts (test_binding_tables.py checks these against the header).
-_ATTEMPTS_SHIFT = 8
-_ATTEMPTS_MASK = 0xff << _ATTEMPTS_SHIFT
-
-
 def status_bits() -> dict:
     """The masks of ``tracks.status`` by name (C++ ``status.hpp``): the one-bit flags ``valid``,
     ``fallback``, ``user_track``, ``far_from_origin``, the ``fail_*`` reasons, ... (test one with
@@ -369,7 +363,7 @@ def status_bits() -> dict:
     fallback ellipse not counted: a fallback track has ``validate.max_attempts``; a user track 1).
     Read it with ``(status & bits["attempts_mask"]) >> 8`` (C++ ``status::attempts``)."""
     from . import _extension  # noqa: PLC0415 - loads torch and the extension
-    return {**_extension().status_bits(), "attempts_mask": _ATTEMPTS_MASK}
+    return dict(_extension().status_bits())
 
 
 @functools.lru_cache(maxsize=None)
