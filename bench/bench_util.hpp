@@ -290,6 +290,9 @@ struct car_boxes {
     const std::vector<float2> h(envs, make_float2(half_length_m, half_width_m));
     BENCH_CUDA(cudaMemcpy(orientations.get(), q.data(), q.size() * sizeof(float4), cudaMemcpyHostToDevice));
     BENCH_CUDA(cudaMemcpy(half_extents.get(), h.data(), h.size() * sizeof(float2), cudaMemcpyHostToDevice));
+    // A copy from pageable memory may return before its DMA lands, and the course's stream does
+    // not wait for the legacy stream: bind's check read zero half extents without this.
+    BENCH_CUDA(cudaDeviceSynchronize());
   }
 
   /// The JSON members that describe them.

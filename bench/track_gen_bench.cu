@@ -501,6 +501,7 @@ std::vector<row> run_bake_rows(const std::string& prefix, long envs, int samples
   const long masked = static_cast<long>((mask_host.size() + 15) / 16);
   device_buffer<std::int32_t> mask(static_cast<std::size_t>(envs));
   BENCH_CUDA(cudaMemcpy(mask.get(), mask_host.data(), mask_host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaDeviceSynchronize());  // the pageable copy's DMA lands before `stream` reads the mask
   for (const bool subset : {false, true}) {
     if (!subset && envs > o.bake_max_envs) continue;
     row r = timed_row(prefix + (subset ? "_bake_masked" : "_bake"), envs, samples,

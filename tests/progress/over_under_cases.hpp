@@ -128,6 +128,17 @@ inline double polygon_turn_radius(const tg::track_snapshot& t, int e, double aro
   return r_min;
 }
 
+/// The angle [rad] (3D) between env e's segments into and out of sample k (any k: wrapped).
+inline double vertex_turn(const tg::track_snapshot& t, int e, int k) {
+  const int n = t.num_samples;
+  auto at = [&](int i) { return t.position[t.sample_index(e, ((i % n) + n) % n)]; };
+  const float3 a = at(k - 1), b = at(k), c = at(k + 1);
+  const double ux = double(b.x) - a.x, uy = double(b.y) - a.y, uz = double(b.z) - a.z;
+  const double wx = double(c.x) - b.x, wy = double(c.y) - b.y, wz = double(c.z) - b.z;
+  const double cx = uy * wz - uz * wy, cy = uz * wx - ux * wz, cz = ux * wy - uy * wx;
+  return std::atan2(std::sqrt(cx * cx + cy * cy + cz * cz), ux * wx + uy * wy + uz * wz);
+}
+
 /// A point near a crossing and what its localization must return: the arc length s of the
 /// branch it lies on and the crossing's arc length on the other branch (both on the library's
 /// length L), and the vertical offset given.
@@ -170,11 +181,15 @@ void check_crossing_probes(rig<Policy, Pipeline>& r, const tg::track_snapshot& t
     // Both references put the point on the same branch; the library agrees with both.
     REQUIRE(arc_distance(s_brute, pr.s, len) < s_tolerance);
     const double d_ref = arc_distance(l.s, pr.s, len), d_brute = arc_distance(l.s, s_brute, len);
+    // Near a sample on the inside of its bend, the segments before and after it have feet about
+    // distance x turn angle apart at (nearly) equal distances: float rounding may pick either.
+    const double tie = b.distance * std::max(vertex_turn(t, pr.env, b.segment), vertex_turn(t, pr.env, b.segment + 1));
+    INFO("vertex tie allowance " << tie << " m");
     CHECK(d_ref < s_tolerance);
-    CHECK(d_brute < 2e-3);
+    CHECK(d_brute < 2e-3 + tie);
     CHECK(std::fabs(l.vertical - pr.up) < 5e-3);
     CHECK(std::fabs(l.distance - b.distance) < 1e-4);
-    CHECK(dist3(l.point, b.x, b.y, b.z) < 2e-3);
+    CHECK(dist3(l.point, b.x, b.y, b.z) < 2e-3 + tie);
     if (kind == 1) CHECK_FALSE(l.lost);
     if (kind == 2) {
       CHECK(l.lost);
