@@ -9,7 +9,7 @@ outside ``*.dist-info/`` whose name ends with none of the suffixes), and without
 the wheel's RECORD (the wheel stays installable). OUT keeps WHEEL's file name when OUT is a
 directory.
 
-``pack SRC_DIR DEST_DIR --part-mb 55``: spreads the wheels of SRC_DIR over DEST_DIR/part1,
+``pack SRC_DIR DEST_DIR --part-mb 40``: spreads the wheels of SRC_DIR over DEST_DIR/part1,
 DEST_DIR/part2, ... (each at most --part-mb MB); a wheel bigger than a part is cut into chunks
 ``NAME.chunkKK-of-NN`` that land in consecutive parts. Every part gets MANIFEST.json (each
 wheel's size, sha256 and chunk count), so any part says what the whole set is.
@@ -198,7 +198,7 @@ def main():
     p = sub.add_parser("pack")
     p.add_argument("src_dir")
     p.add_argument("dest_dir")
-    p.add_argument("--part-mb", type=float, default=55.0)
+    p.add_argument("--part-mb", type=float, default=40.0)
     i = sub.add_parser("install")
     i.add_argument("dest_dir")
     i.add_argument("target")
