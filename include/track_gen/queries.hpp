@@ -197,7 +197,10 @@ struct spawn_op {
     if (!mask[e]) return;
     const float lat = lateral != nullptr ? lateral[e] : 0.0f;
     view.spawn(e, s[e], lat);
-    const track_pose pose = spawn_pose(view.track(e), s[e], lat);
+    // A gate count out of range makes spawn reset to the start line: give that pose too (a NaN s
+    // is spawn_pose's start line).
+    const track_ref tr = view.track(e);
+    const track_pose pose = tr.num_gates() >= 1 ? spawn_pose(tr, s[e], lat) : spawn_pose(tr, NAN, 0.0f);
     if (position != nullptr) position[e] = pose.position;
     if (yaw != nullptr) yaw[e] = pose.yaw;
   }
@@ -340,9 +343,9 @@ inline void check_prop_arguments(const char* fn, border_side side, float spacing
   if (side != border_side::left && side != border_side::right)
     throw std::invalid_argument(std::string("track_gen: ") + fn + ": side = " + std::to_string(static_cast<int>(side)) +
                                 ", expected border_side::left (0) or border_side::right (1)");
-  if (!(std::isfinite(spacing) && spacing > 0.0f))
+  if (!(std::isfinite(spacing) && spacing >= min_prop_spacing))
     throw std::invalid_argument(std::string("track_gen: ") + fn + ": spacing = " + format_number(spacing) +
-                                " m, expected a finite value > 0");
+                                " m, expected a finite value >= " + format_number(min_prop_spacing) + " m");
   if (capacity <= 0)
     throw std::invalid_argument(std::string("track_gen: ") + fn + ": capacity = " + std::to_string(capacity) +
                                 ", expected > 0 props per env");
@@ -428,8 +431,9 @@ void progress_delta(const track_batch_ref& view, const float* s_prev, const floa
 /// Spawns the masked envs' agents (spawn.hpp): for each env e with mask[e] set, resets its
 /// progress as if its agent stood at arc length `s[e]`, `lateral[e]` metres left of the
 /// centreline (course_ref::spawn: next gate = the first gate ahead, no lap before a full circuit
-/// from there; a non-finite s or lateral resets the env to the start line and sets
-/// status::invalid_input; its pose is then the start line's), and writes the pose to put the agent at: `position[e]` (the
+/// from there; a non-finite s or lateral, or a stored gate count outside [1, G_max], resets the
+/// env to the start line and sets status::invalid_input; its pose is then the start line's), and
+/// writes the pose to put the agent at: `position[e]` (the
 /// centreline's height: add your ride height) and `yaw[e]` (the direction of travel), both
 /// spawn_pose(track, s[e], lateral[e]). Entries of unmasked envs are not written (so the
 /// outputs may be your simulator's root-state buffers).

@@ -1010,6 +1010,7 @@ inline void bind_common(py::module_& m) {
 #undef TG_STATUS
     return d;
   }, "The status bits of tracks.status (status.hpp), by name");
+  m.attr("min_prop_spacing") = tg::min_prop_spacing;  // border_cones / border_walls' smallest spacing [m]
   m.def("progress_flag_bits", [] {
     py::dict d;
 #define TG_FLAG(name) d[#name] = tg::progress_flags::name;

@@ -141,6 +141,30 @@ def test_export_track_from_course_like_object(tmp_path):
     assert tc.load_circuit(tmp_path / "e.txt").points == local.points == pts
     with pytest.raises(IndexError, match="outside"):
         tc.export_track(course, 2, tmp_path / "x.json")
+    # Any integer index (what operator.index takes: NumPy's too); bools, floats and strings are not.
+    class Index:
+        def __index__(self):
+            return 1
+    assert tc.export_track(course, Index(), tmp_path / "i.json").points == want
+    for bad in (True, 1.0, "1"):
+        with pytest.raises(IndexError, match="an int index"):
+            tc.export_track(course, bad, tmp_path / "x.json")
+
+
+def test_writers_refuse_what_the_readers_would_not_read_back(tmp_path):
+    """A bool or a string coordinate was written as 1.0 (the JSON reader refuses `true`), an int
+    beyond double's range raised a bare OverflowError; a JSON string with a lone surrogate escape
+    loaded in Python while C++ (nlohmann-json) refuses it."""
+    pts, _ = _wobbly(8)
+    for bad, what in ((True, "is not a number"), ("1", "is not a number"), (10**400, "float32's range")):
+        rows = [list(p) for p in pts]
+        rows[2][1] = bad
+        with pytest.raises(ValueError, match=re.escape("points[2]") + ".*" + re.escape(what)):
+            tc.format_circuit(rows, format="json")
+    doc = '{"name": "\\ud800", "points": [[0, 0], [1, 0], [0, 1]]}'
+    with pytest.raises(ValueError, match="lone UTF-16 surrogate"):
+        tc.parse_circuit(doc, "json", "s.json")
+    assert tc.parse_circuit(doc.replace("\\ud800", "\\ud83d\\ude00"), "json", "s.json").points[1] == (1.0, 0.0, 0.0)
 
 
 # The bytes tests/io/circuits_test.cpp reads: both readers are held to the same answers.

@@ -677,3 +677,24 @@ def test_the_env_runs_under_a_float64_default_dtype():
             assert obs.dtype == torch.float32 and torch.equal(obs, obs_ref) and torch.equal(reward, reward_ref)
     finally:
         torch.set_default_dtype(old)
+
+
+def test_a_gate_state_written_out_of_range_does_not_stop_the_other_cars(device):
+    """A next_gate beyond the gates (or a num_gates of 0) written into the env's course: every car
+    still steps (the progress cap's gather and division were out of range / NaN for all), the
+    rewards stay finite, and the untouched cars match a twin env bit for bit."""
+    env, twin = make_env(4, device), make_env(4, device)
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    act = torch.tensor([[0.1, 1.0]], device=device).repeat(4, 1)
+    for _ in range(3):
+        env.step(act)
+        twin.step(act)
+    env.course.progress.next_gate[1] = 10**6
+    env.course.tracks.num_gates[2] = 0
+    for _ in range(20):
+        obs, reward, *_ = env.step(act)
+        obs_t, reward_t, *_ = twin.step(act)
+        assert torch.isfinite(reward).all() and torch.isfinite(obs).all()
+        for e in (0, 3):
+            assert torch.equal(obs[e], obs_t[e]) and torch.equal(reward[e], reward_t[e]), e

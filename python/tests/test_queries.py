@@ -391,3 +391,39 @@ def test_track_ahead_of_a_non_finite_s_starts_at_the_start_line(device):
         angle = (s_e + spacing * torch.arange(1, k + 1, dtype=torch.float64)) / R
         ahead = torch.stack([R * torch.cos(angle), R * torch.sin(angle), torch.zeros_like(angle)], dim=1)
         assert (pts[e] - ahead).abs().max() < 0.02, e
+
+
+def test_spacings_are_checked_as_float32_before_anything_runs(device):
+    """A spacing that is non-zero as a Python float but 0 or inf as the float32 the C++ call reads
+    (1e-46, 1e39), or beyond double's range (10**400), is refused naming spacing before
+    track_ahead's own localize runs (its state unchanged); cones/walls refuse a spacing below
+    1e-3 m (C++ min_prop_spacing), where border length / spacing overflowed the count to 3."""
+    course = circle_course(device)
+    theta = torch.linspace(0.0, 1.0, E, device=device)
+    course.localize(position=at(theta, device))
+    before = course.localize(position=at(theta, device)).s.clone()
+    for bad in (1e-46, 1e39, 10**400, -1e-46):
+        with pytest.raises(ValueError, match="spacing"):
+            course.track_ahead(4, bad, torch.zeros(E, device=device), position=at(theta + 2.0, device))
+        assert torch.equal(course.localize(position=at(theta, device)).s, before)   # the localize never ran
+    for fn in (course.cones, course.walls):
+        for bad in (1e-12, 1e-40, 5e-4, 10**400):
+            with pytest.raises(ValueError, match="spacing"):
+                fn(spacing=bad)
+        assert int(fn(spacing=1e-3, capacity=16).count[0]) > 300_000   # the smallest accepted: a cone per mm
+
+
+def test_spawn_of_an_env_whose_gate_count_was_overwritten_gives_the_start_line_pose(device):
+    """num_gates written out of range: the spawn resets the env to the start line (C++ spawn) and
+    the pose it returns is the start line's too, as for a non-finite s; other envs spawn at s."""
+    course = circle_course(device)
+    course.tracks.num_gates[0] = 0
+    s = torch.full((E,), 100.0, device=device)
+    sp = course.spawn(None, s)                                  # outputs reused by each call: copied
+    got_position, got_yaw = sp.position.clone(), sp.yaw.clone()
+    assert int(course.progress.lap_progress[0]) == 0
+    assert abs(float(course.progress.lap_progress[1]) - 100.0) < 1e-3
+    start = course.spawn(None, torch.zeros(E, device=device))   # where s = 0 puts every env (env 0 too)
+    assert torch.equal(got_position[0], start.position[0]) and torch.equal(got_yaw[0], start.yaw[0])
+    assert not torch.equal(got_position[1], start.position[1])
+    assert int(course.tracks.status[0]) & status_bits()["invalid_input"]

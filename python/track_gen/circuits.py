@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import operator
 import os
 import re
 from itertools import accumulate
@@ -210,6 +212,7 @@ def _parse_json(text: str, name: str) -> Circuit:
         doc = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as err:
         _fail(name, err.lineno, f"not valid JSON: {err.msg} (column {err.colno})")
+    _check_strings(doc, name)
     if not isinstance(doc, dict):
         _fail(name, 0, 'the top level must be an object with a "points" array')
 
@@ -303,12 +306,42 @@ def load_circuit(path, format: Optional[str] = None) -> Circuit:
     return parse_circuit(text, format or detect_format(name, text), name)
 
 
+def _check_strings(doc, name: str) -> None:
+    """Refuses a JSON string (key or value) holding a lone UTF-16 surrogate escape ("\\ud800"):
+    json.loads takes it, the C++ reader (nlohmann-json) does not, and it has no UTF-8 form."""
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v] if isinstance(v, list) else []
+        for key, x in items:
+            for text in (key, x):
+                if isinstance(text, str):
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError:
+                        _fail(name, 0, f"not valid JSON: the string {json.dumps(text)} holds a lone UTF-16 surrogate")
+            if isinstance(x, (dict, list)):
+                stack.append(x)
+
+
+def _coordinate(v, where: str, name: str) -> float:
+    """A number the readers could read back: a real (numbers.Real, NumPy and 0-d tensor values
+    included), not a bool or a string, within double's range."""
+    if (isinstance(v, (bool, str, bytes)) or "bool" in type(v).__name__
+            or not isinstance(v, numbers.Real) and not hasattr(v, "__float__")):
+        _fail(name, 0, f"{where}: {v!r} is not a number")
+    try:
+        return float(v)
+    except (OverflowError, TypeError, ValueError):
+        _fail(name, 0, f"{where}: {v!r} is not a finite number within float32's range")
+
+
 def _checked(points, half_widths, name: str):
     """Points as (x, y, z) float tuples and widths as (left, right) ones, checked as the reader
     would check them."""
     pts = []
     for i, p in enumerate(points):
-        p = [float(v) for v in p]
+        p = [_coordinate(v, f"points[{i}]", name) for v in p]
         if len(p) not in (2, 3):
             _fail(name, 0, f"points[{i}]: expected (x, y) or (x, y, z)")
         if not all(math.isfinite(v) for v in p):
@@ -318,7 +351,7 @@ def _checked(points, half_widths, name: str):
     _check_count(pts, name)
     if half_widths is None:
         return pts, None
-    widths = [tuple(float(v) for v in w) for w in half_widths]
+    widths = [tuple(_coordinate(v, f"half_widths[{i}]", name) for v in w) for i, w in enumerate(half_widths)]
     if len(widths) != len(pts):
         _fail(name, 0, f"{len(widths)} half-widths for {len(pts)} points (give one (left, right) pair per point, or none)")
     for i, w in enumerate(widths):
@@ -399,8 +432,13 @@ def export_track(course, env: int, path, format: Optional[str] = None, add_origi
     """
     tracks = course.tracks
     num_envs = len(tracks.position)
-    if isinstance(env, bool) or not isinstance(env, int) or not 0 <= env < num_envs:
-        raise IndexError(f"track_gen: export_track: env = {env!r} outside [0, {num_envs})")
+    try:
+        index = None if isinstance(env, bool) else operator.index(env)  # ints, NumPy integers
+    except TypeError:
+        index = None
+    if index is None or not 0 <= index < num_envs:
+        raise IndexError(f"track_gen: export_track: env = {env!r} outside [0, {num_envs}) (an int index)")
+    env = index
     points = _as_list(tracks.position[env])
     widths = [tuple(w) for w in _as_list(tracks.half_widths[env])]
     if add_origin:

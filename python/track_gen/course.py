@@ -27,6 +27,7 @@ CPU tensors, ``stream`` must be None and there are no graphs to record into.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import numbers
@@ -218,10 +219,13 @@ def _spacing_arg(fn: str, spacing, allow_negative: bool) -> float:
     """`spacing` [m] as a float: finite and > 0 (or non-zero with `allow_negative`)."""
     if isinstance(spacing, bool) or not isinstance(spacing, numbers.Real):
         raise TypeError(f"track_gen: {fn}: spacing must be a number [m], got {type(spacing).__name__} {spacing!r}")
-    x = float(spacing)
+    try:  # as the C++ call will read it: a float32 (1e-46 rounds to 0, 1e39 to inf)
+        x = ctypes.c_float(float(spacing)).value
+    except OverflowError:  # an int beyond double's range
+        x = math.inf
     if not math.isfinite(x) or (x == 0.0 if allow_negative else x <= 0.0):
         want = "finite and non-zero (negative looks behind)" if allow_negative else "finite and > 0"
-        raise ValueError(f"track_gen: {fn}: spacing = {spacing!r} m, expected {want}")
+        raise ValueError(f"track_gen: {fn}: spacing = {spacing!r} m, expected {want} as a float32")
     return x
 
 
@@ -1060,8 +1064,8 @@ class Course:
         a float is refused) whose output (12 E C bytes) fits in the device's memory. Returns
         :class:`Cones`, reused by the next call with the same side and capacity.
         Raises TypeError (capacity not an int, spacing not a number) or ValueError (side not
-        "left"/"right", spacing not finite > 0, capacity out of range: the message says the bytes
-        it would take), before anything is allocated."""
+        "left"/"right", spacing not finite or below 1e-3 m (C++ ``min_prop_spacing``), capacity
+        out of range: the message says the bytes it would take), before anything is allocated."""
         import torch  # noqa: PLC0415
         c, spacing = self._prop_arguments("cones", side, spacing, capacity, lambda c: 12 * c + 4)
         b = self._buffers(("cones", side, c), lambda: Cones(torch.zeros(self.num_envs, c, 3, dtype=torch.float32, device=self.device),
@@ -1100,6 +1104,10 @@ class Course:
         if side not in ("left", "right"):
             raise ValueError(f"track_gen: {fn}: side must be 'left' or 'right', got {side!r}")
         spacing = _spacing_arg(fn, spacing, allow_negative=False)
+        from . import _extension  # noqa: PLC0415 - a course exists: the extension is loaded
+        low = float(_extension().min_prop_spacing)
+        if spacing < low:  # C++ refuses it too (props.hpp min_prop_spacing), after our allocation
+            raise ValueError(f"track_gen: {fn}: spacing = {spacing!r} m, expected a finite value >= {low:g} m")
         return _size_arg(fn, "capacity", capacity, self.num_envs, self.device, bytes_per_env), spacing
 
     # ---- heightfield (C++ heightfield.hpp) -------------------------------------------------------

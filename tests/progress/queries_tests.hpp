@@ -604,6 +604,9 @@ TEST_CASE_TEMPLATE_DEFINE("batch queries reject bad arguments on the host, namin
                 "lateral_acceleration");
   check_rejects([&] { tg::speed_profile<B>(b, tg::speed_limits{1.0f, 1.0f, 1.0f, 10.0f}, nullptr, st); }, "out is null");
   check_rejects([&] { tg::border_cones<B>(b, tg::border_side::left, -1.0f, 8, out3.data(), nullptr, st); }, "spacing");
+  // Below min_prop_spacing the count border length / spacing passed prop_count's cut-off (3 props).
+  check_rejects([&] { tg::border_cones<B>(b, tg::border_side::left, 1e-12f, 8, out3.data(), nullptr, st); },
+                "expected a finite value >= 0.001 m");
   check_rejects([&] { tg::border_cones<B>(b, tg::border_side::left, 1.0f, 0, out3.data(), nullptr, st); }, "capacity = 0");
   check_rejects([&] { tg::border_cones<B>(b, static_cast<tg::border_side>(2), 1.0f, 8, out3.data(), nullptr, st); }, "side");
   check_rejects([&] { tg::border_cones<B>(b, tg::border_side::right, 1.0f, 8, nullptr, nullptr, st); }, "out is null");

@@ -376,10 +376,14 @@ class CarRacingVecEnv(VectorEnv):
         # next gate), plus half a gate spacing (gates are evenly spaced: L / num_gates).
         tracks = course.tracks
         self._gate_index.copy_(course.next_gate.unsqueeze(1))
+        # A next_gate written out of range from outside: the course's step flags that env
+        # (invalid_state); here it only must not index past the gates (a device assert on CUDA).
+        self._gate_index.clamp_(0, course.max_gates - 1)
         torch.gather(tracks.gate_arc_length, 1, self._gate_index, out=self._gate_arc)
         torch.sub(self._gate_arc[:, 0], self._spawn_s, out=self._tmp)
         torch.remainder(self._tmp, tracks.length, out=self._tmp)
         self._count_f.copy_(tracks.num_gates)
+        self._count_f.clamp_(min=1.0)  # a count written out of range (< 1): no division by zero
         torch.div(tracks.length, self._count_f, out=self._spacing)
         self._tmp.add_(self._spacing, alpha=0.5)
         torch.where(mask, self._tmp, self._cap_base, out=self._cap_base)
@@ -482,6 +486,7 @@ class CarRacingVecEnv(VectorEnv):
         self.episode_progress.add_(ds)
         if cfg.progress_cap:
             self._count_f.copy_(course.tracks.num_gates)
+            self._count_f.clamp_(min=1.0)
             torch.div(course.tracks.length, self._count_f, out=self._spacing)
             self._count_f.copy_(course.gates_passed)
             torch.mul(self._count_f, self._spacing, out=self._tmp)
