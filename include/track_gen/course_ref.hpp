@@ -65,7 +65,7 @@ class course_ref {
   TRACK_GEN_HD void reset_progress(int e) const { progress_.reset(e); }
   /// progress_tracker_ref::spawn: resets env e's progress as if its agent stood at arc length
   /// `s` [m], `lateral` metres left of the centreline (no lap before a full circuit from there).
-  TRACK_GEN_HD void spawn(int e, float s, float lateral = 0.0f) const { progress_.spawn(e, s, lateral); }
+  TRACK_GEN_HD track_pose spawn(int e, float s, float lateral = 0.0f) const { return progress_.spawn(e, s, lateral); }
 
   /// progress_tracker_ref::step: advances env e's progress to `p` [m, env-local frame].
   TRACK_GEN_HD void step(int e, float3 p) const { progress_.step(e, p); }

@@ -229,14 +229,17 @@ class progress_tracker_ref {
   /// A track with ONE gate (G = 1: checkpoint_spacing > L / 2): step() undoes a backward
   /// crossing of the start line with the next forward one, which counts nothing (see
   /// progress_state::gates_to_lap), so crossing the line back and forth counts no laps.
-  TRACK_GEN_HD void spawn(int e, float s, float lateral = 0.0f) const {
+  ///
+  /// Returns the pose the progress now assumes: spawn_pose(track(e), s, lateral), or the start
+  /// line's where the env was reset instead (put the agent there).
+  TRACK_GEN_HD track_pose spawn(int e, float s, float lateral = 0.0f) const {
     using namespace detail;
-    if (!(is_finite(s) && is_finite(lateral)) || track(e).num_gates() < 1) {
+    const track_ref tr = track(e);
+    if (!(is_finite(s) && is_finite(lateral)) || tr.num_gates() < 1) {
       reset(e);
       tracks_.arrays().status[e] |= status::invalid_input;
-      return;
+      return spawn_pose(tr, 0.0f, 0.0f);
     }
-    const track_ref tr = track(e);
     const track_pose pose = spawn_pose(tr, s, lateral);
     const spawn_gates g = gates_after(tr, pose.s, pose.position);
     progress_.next_gate[e] = g.next_gate;
@@ -250,6 +253,7 @@ class progress_tracker_ref {
     progress_.flags[e] = progress_flags::has_last;
     progress_.checkpoint_passed[e] = -1;
     progress_.wrong_checkpoint[e] = -1;
+    return pose;
   }
 
   /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,

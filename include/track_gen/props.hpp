@@ -26,13 +26,13 @@ struct wall_piece {
   float length;
 };
 
-/// The number of props on a border of length `border_length` [m] at `spacing` [m]: the nearest
-/// whole number to border_length / spacing, at least 3, so that they close the loop at an even
-/// spacing (border_length / count, within a half spacing of the one asked for).
 /// The smallest spacing the batch queries (border_cones, border_walls) accept [m]: a prop every
 /// millimetre keeps border length / spacing far below prop_count's 1e9 cut-off for any track.
 inline constexpr float min_prop_spacing = 1.0e-3f;
 
+/// The number of props on a border of length `border_length` [m] at `spacing` [m]: the nearest
+/// whole number to border_length / spacing, at least 3, so that they close the loop at an even
+/// spacing (border_length / count, within a half spacing of the one asked for).
 TRACK_GEN_HD inline int prop_count(float border_length, float spacing) {
   const float ratio = border_length / spacing;
   if (!(ratio < 1.0e9f)) return 3;  // NaN or absurd: the caller's spacing is not usable

@@ -196,11 +196,7 @@ struct spawn_op {
   TRACK_GEN_HD void operator()(int e) const {
     if (!mask[e]) return;
     const float lat = lateral != nullptr ? lateral[e] : 0.0f;
-    view.spawn(e, s[e], lat);
-    // A gate count out of range makes spawn reset to the start line: give that pose too (a NaN s
-    // is spawn_pose's start line).
-    const track_ref tr = view.track(e);
-    const track_pose pose = tr.num_gates() >= 1 ? spawn_pose(tr, s[e], lat) : spawn_pose(tr, NAN, 0.0f);
+    const track_pose pose = view.spawn(e, s[e], lat);  // the start line's where it reset the env
     if (position != nullptr) position[e] = pose.position;
     if (yaw != nullptr) yaw[e] = pose.yaw;
   }
