@@ -52,10 +52,10 @@ struct borrowed_storage {
 /// Graphs: `step` and `regenerate` on a capturing stream (any capture: yours, PyTorch's, a side
 /// stream forked from one, a conditional body) are recorded into it; otherwise they run
 /// eagerly. With `skip::conditional`, a masked `regenerate` recorded into a capture sits under
-/// an IF conditional node; such graphs cannot be cloned or used as child graphs. With
-/// `ownership::anchored`, each capture holds the course's memory (a CUDA user object), so the
-/// graph may be replayed after the course is destroyed. Do not replay two graphs of one course
-/// concurrently (they share its state).
+/// a conditional node (SWITCH, or IF when the batch has one launch shape); such graphs cannot be
+/// cloned or used as child graphs. With `ownership::anchored`, each capture holds the course's
+/// memory (a CUDA user object), so the graph may be replayed after the course is destroyed. Do
+/// not replay two graphs of one course concurrently (they share its state).
 template <class Pipeline = presets::track_pipeline, class Policy = policy<>>
 class course {
  public:
@@ -148,7 +148,7 @@ class course {
   /// @throws capture_error `stream` is capturing (backend::cuda, boxes given).
   void bind(const float3* positions, const float4* orientations, const float2* half_extents, stream_type stream = {});
 
-  /// Advances every env's progress to its bound position (DESIGN §4). Asynchronous; allocates
+  /// Advances every env's progress to its bound position (docs/guide.md). Asynchronous; allocates
   /// and synchronises nothing; recorded into the capture when `stream` is capturing.
   /// @throws std::logic_error no positions are bound, or the course was moved from.
   /// @throws capture_error `stream`'s capture was invalidated.

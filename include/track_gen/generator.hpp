@@ -2,7 +2,7 @@
 /// @file
 /// `generator`: builds the tracks of a `track_batch` with a compile-time pipeline of stages,
 /// fused into one kernel per batch (one block per track), for every env or for the envs of a
-/// mask (compaction + an IF conditional node when recorded under skip::conditional).
+/// mask (compaction + a SWITCH or IF conditional node when recorded under skip::conditional).
 
 #include <track_gen/detail/generate/plan.hpp>
 #include <track_gen/detail/ops.hpp>
@@ -82,30 +82,46 @@ class generator {
 
   /// A generator of random tracks into `target` (num_envs and num_samples as `params`, at
   /// least max_gates(params, spacing) gate slots). Writes nothing yet: call generate().
+  /// Only for the default OnRebuilt (no hook): a generator with a hook is given it (below).
   /// @param checkpoint_spacing gate spacing [m], in [0.001, 1e6] (docs/parameters.md): G = floor(L / spacing) gates.
   /// @throws std::invalid_argument a parameter out of range (the message names it and the range),
   ///         or a target of another shape. @throws capture_error `stream` is capturing
   ///         (construction allocates). @throws cuda_error a CUDA call failed.
   generator(const track_params& params, float checkpoint_spacing, const track_batch<Policy>& target, stream_type stream = {})
+      : generator(params, checkpoint_spacing, target, no_hook(), stream) {}
+  /// As above, calling `on_rebuilt(e, num_gates)` for each env it rebuilds, in the same kernel:
+  /// e.g. a progress_tracker's reset_hook(), so that a regeneration also resets the rebuilt envs'
+  /// progress, as the course does. The hook's arrays must outlive the generator's calls (and
+  /// their captures).
+  generator(const track_params& params, float checkpoint_spacing, const track_batch<Policy>& target, OnRebuilt on_rebuilt,
+            stream_type stream)
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
                                                  Pipeline::accepts_families, &Pipeline::max_control_points,
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
-                  target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
+                  target.view(), on_rebuilt, nullptr, target.owner(), stream) {}
   /// As above, with user tracks (one per env, or one shared by every env), copied now
   /// (synchronising `stream` once).
   generator(const track_params& params, float checkpoint_spacing, const user_tracks& tracks,
             const track_batch<Policy>& target, stream_type stream = {})
+      : generator(params, checkpoint_spacing, tracks, target, no_hook(), stream) {}
+  /// User tracks, with a hook.
+  generator(const track_params& params, float checkpoint_spacing, const user_tracks& tracks,
+            const track_batch<Policy>& target, OnRebuilt on_rebuilt, stream_type stream)
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid,
                                                  Pipeline::accepts_families, &Pipeline::max_control_points,
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
-                  target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
+                  target.view(), on_rebuilt, nullptr, target.owner(), stream) {}
   /// As above, with per-env parameter sets, copied now (synchronising `stream` once).
   generator(const track_params& params, float checkpoint_spacing, const track_variants& variants,
             const track_batch<Policy>& target, stream_type stream = {})
+      : generator(params, checkpoint_spacing, variants, target, no_hook(), stream) {}
+  /// Per-env parameter sets, with a hook.
+  generator(const track_params& params, float checkpoint_spacing, const track_variants& variants,
+            const track_batch<Policy>& target, OnRebuilt on_rebuilt, stream_type stream)
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid,
                                                  Pipeline::accepts_families, &Pipeline::max_control_points,
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
-                  target.view(), OnRebuilt{}, nullptr, target.owner(), stream) {}
+                  target.view(), on_rebuilt, nullptr, target.owner(), stream) {}
 
   /// For composers (course): checked `inputs` (generator_inputs::make with
   /// sizeof(detail::generate_args<OnRebuilt>)), the hook, `memory` of at least inputs.plan.bytes
@@ -156,6 +172,14 @@ class generator {
   std::shared_ptr<const void> owner() const { return memory_; }
 
  private:
+  /// The hook of the constructors without one: only the default OnRebuilt may be left out (a
+  /// hook's state, such as a tracker's arrays, cannot be default-built).
+  static OnRebuilt no_hook() {
+    static_assert(std::is_same_v<OnRebuilt, detail::no_env_hook>,
+                  "A generator with an OnRebuilt hook must be given the hook: pass it after the target batch "
+                  "(and then the stream), e.g. generator(params, spacing, batch, tracker.reset_hook(), stream).");
+    return OnRebuilt{};
+  }
   /// The compaction's temporary storage, once `stream` is known not to be capturing (the size
   /// query is a CUDA call that a global-mode capture refuses).
   static std::size_t select_temp_bytes(int num_envs, stream_type stream) {

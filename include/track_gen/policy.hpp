@@ -82,7 +82,8 @@ struct unconditional {};
 namespace ownership {
 /// Reference counted; every capture that records course work holds a reference through a CUDA
 /// user object, so a graph replayed after the course is gone still reads live memory. (With
-/// backend::host there are no graphs: the memory goes with the last owner, `course::owner()`.)
+/// backend::host there are no graphs: the memory goes with the last of the course and the
+/// handles `course::owner()` gave out. `host_policy` uses ownership::owning: no handle, null.)
 struct anchored {};
 /// Freed with the course (eager use, or graphs that never outlive the course).
 struct owning {};

@@ -7,7 +7,7 @@
 
 namespace track_gen::presets {
 
-/// The pipeline of the random `track` preset (DESIGN §3): random polar control points
+/// The pipeline of the random `track` preset (docs/generators.md): random polar control points
 /// (`track_params::generator` must select polar: use family_pipeline for the other families).
 using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::resample,
                                 stages::frames, stages::checkpoints, stages::validate>;

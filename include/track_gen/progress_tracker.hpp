@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// `progress_tracker`: the progress of one agent per environment along its track (gates in
-/// order, laps, lateral offset, off-track, wrong way; DESIGN §4), and `progress_tracker_ref`,
+/// order, laps, lateral offset, off-track, wrong way; docs/guide.md), and `progress_tracker_ref`,
 /// its trivially copyable view whose `step` runs in the library's kernel, on the host backend
 /// and in users' own kernels.
 
@@ -256,7 +256,7 @@ class progress_tracker_ref {
     return pose;
   }
 
-  /// Advances env e's progress to position `p` [m, env-local frame] (DESIGN §4): projection,
+  /// Advances env e's progress to position `p` [m, env-local frame] (docs/guide.md): projection,
   /// lateral offset, off-track, gates passed in order (several per step allowed), laps,
   /// wrong-way, and this step's gate events (the seed system's, fields.hpp):
   /// - `checkpoint_passed`: the gate passed in order by this step, the last of them when it
@@ -483,8 +483,13 @@ class progress_tracker {
   /// Bytes of memory a tracker of `num_envs` envs needs.
   static std::size_t required_bytes(int num_envs) { return plan(num_envs).bytes; }
 
-  /// Allocates the progress state of every env of `tracks`, reset to the start line
-  /// (asynchronous on `stream`).
+  /// Allocates the progress state of every env of `tracks`, reset to the start line of the
+  /// tracks the batch holds now (asynchronous on `stream`). The reset reads each env's gate
+  /// count: build the tracker after the batch's first generate, or reset() it after every
+  /// generate that does not run this tracker's reset_hook(). A tracker reset over an empty
+  /// batch (0 gates) counts gates and laps wrongly on the tracks generated later, and nothing
+  /// flags it. A generator given reset_hook() (generator.hpp) resets each env it rebuilds, in
+  /// the same kernel, as the course does.
   /// @param gate_half_height half-height of every gate's opening [m], > 0.
   /// @param gates where the batch's gates lie (gate_layout): gate_layout::even only for tracks
   ///        whose gate g sits at g L / G (stages::checkpoints), which makes the step's wrong-gate
@@ -541,7 +546,7 @@ class progress_tracker {
     positions_ = positions;
   }
 
-  /// Advances every env's progress to its bound position (DESIGN §4). Asynchronous; allocates
+  /// Advances every env's progress to its bound position (docs/guide.md). Asynchronous; allocates
   /// and synchronises nothing; recorded into the capture when `stream` is capturing.
   /// @throws std::logic_error no positions are bound. @throws capture_error the capture was invalidated.
   void step(stream_type stream) {
@@ -561,8 +566,11 @@ class progress_tracker {
     ops::reset_progress(view_, resident_, mask, stream);
   }
 
-  /// What a generator calls for each env it rebuilds: that env's progress back to the start line.
-  detail::progress_reset_hook reset_hook() const { return {view_.arrays()}; }
+  /// The type of reset_hook(): a generator's `OnRebuilt` template argument.
+  using reset_hook_type = detail::progress_reset_hook;
+  /// What a generator calls for each env it rebuilds: that env's progress back to the start line
+  /// (pass it to the generator's constructor; generator.hpp).
+  reset_hook_type reset_hook() const { return {view_.arrays()}; }
 
   /// The view for kernels and host code. @throws std::logic_error the tracker was moved from.
   progress_tracker_ref view() const {

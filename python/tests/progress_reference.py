@@ -1,4 +1,4 @@
-"""An independent pure-PyTorch implementation of track_gen's progress tracking (DESIGN.md section 4,
+"""An independent pure-PyTorch implementation of track_gen's progress tracking (docs/guide.md,
 ``track_gen::course_ref::step`` and ``track_ref::project`` in include/track_gen/course_ref.hpp),
 vectorised over environments, written from the documented semantics:
 

@@ -121,7 +121,7 @@ def test_a_side_stream_forked_inside_the_capture_records_and_joins_back():
     b, b_twin = make_course(E, seed=5), make_course(E, seed=5)
     done_a = torch.zeros(E, dtype=torch.int32, device=DEVICE)
     done_b = torch.zeros(E, dtype=torch.int32, device=DEVICE)
-    side = torch.cuda.Stream()  # created before the capture (DESIGN: no stream creation inside)
+    side = torch.cuda.Stream()  # created before the capture (docs/cuda-graphs.md: no stream creation inside a capture)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         main = torch.cuda.current_stream()

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Type properties the API promises (DESIGN §1, course_ref.hpp): the views and the small value
+/// Type properties the API promises (docs/architecture.md, course_ref.hpp): the views and the small value
 /// types are trivially copyable (they are passed by value into kernels), and a course is
 /// move-only (it owns its memory). The compile-time checks are static_asserts; the runtime test
 /// checks that a moved course still holds its tracks. Templated over the backend; instantiated

@@ -53,7 +53,7 @@ TEST_CASE("gate_orientation and gate_posts in a kernel match the host") {
   CHECK(worst <= 1e-6);
 }
 
-// backend_comparison.hpp's rules (DESIGN §6: same status, positions and gates within 1e-4 L,
+// backend_comparison.hpp's rules (docs/generators.md, "Measured": same status, positions and gates within 1e-4 L,
 // status differences only for candidates near a track threshold), and the gate normals within
 // 1e-4 where the status is the same. Candidates at the spacing, grade or bar tests can differ
 // by a rounding (fused multiply-adds on the device): at most 1% of the envs.

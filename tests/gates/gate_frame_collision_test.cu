@@ -82,7 +82,7 @@ TEST_CASE("batch collide_gate_frames recorded into a CUDA graph replays with the
       hits += (replay_flags[e] & tg::contact_flags::hit) != 0u ? 1 : 0;
       differ += std::fabs(double(replay_distance[e]) - host_distance[e]) > 1e-2 ? 1 : 0;
     }
-    // The backends' gates agree within 1e-4 L (DESIGN §6; L ~ 70 m), and a few envs may differ in
+    // The backends' gates agree within 1e-4 L (docs/generators.md, "Measured"; L ~ 70 m), and a few envs may differ in
     // status: 1 cm, in at most 2 % of the envs.
     MESSAGE(hits << " hits of " << n << "; " << differ << " envs differ from the host by more than 1 cm");
     CHECK(differ <= num_envs / 50);

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// CUDA against host for one batch of tracks (DESIGN §6), shared by cuda_vs_host_test.cu and the
+/// CUDA against host for one batch of tracks (docs/generators.md, "Measured"), shared by cuda_vs_host_test.cu and the
 /// generator-family tests: per env the same status (validity, fallback, attempts), the same
 /// gate count, positions and gates within 1e-4 L; the documented exceptions (a candidate within
 /// 1e-3 of a validation threshold, a gate count at a near-integer L / spacing) are counted and

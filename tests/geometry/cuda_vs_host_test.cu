@@ -1,4 +1,4 @@
-// The CUDA backend against the host reference (DESIGN §6): the same params give, per env, the
+// The CUDA backend against the host reference (docs/generators.md, "Measured"): the same params give, per env, the
 // same status (validity, fallback, attempts), the same gate count and positions within 1e-4 L.
 //
 // Documented exceptions, each shown with the independent checker rather than assumed:

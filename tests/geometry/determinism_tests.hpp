@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Determinism of generation (DESIGN §3): a track depends only on (seed, global env id,
+/// Determinism of generation (docs/generators.md): a track depends only on (seed, global env id,
 /// episode), not on the batch it is generated in; masked regeneration touches nothing but the
 /// masked envs, bit for bit; regeneration without advance rebuilds the same track. Templated
 /// over the backend; instantiated in determinism_test.cpp (host) and .cu (CUDA).

@@ -3,7 +3,7 @@
 /// An independent, brute-force checker of generated tracks, in double precision. It uses none
 /// of the library's geometry code: it re-derives every quantity (lengths, spacing, Menger
 /// curvature, clearance between far-apart samples, gate placement) from the stored samples and
-/// judges them against the documented contract (DESIGN §2-3, params.hpp).
+/// judges them against the documented contract (docs/generators.md, params.hpp).
 ///
 /// Tolerances (why they exist): the library computes in float, the checker in double. A
 /// threshold test of the library (length range, 1 / turn_radius_min, clearance c) may pass a
@@ -242,7 +242,7 @@ struct check_tolerances {
   double reference_length = 0;
 };
 
-/// Geometry every track must have, valid or not (the contract of DESIGN §2): finite; uniform
+/// Geometry every track must have, valid or not (the contract of docs/generators.md): finite; uniform
 /// arc-length spacing (including N-1 -> 0); L equal to the closed polyline length up to the
 /// chords' deficit on a curved track; G = floor(L / spacing) in [1, G_max]; gates at arc
 /// lengths g L / G, on the centreline, gate 0 at sample 0, unit gate normals along the local

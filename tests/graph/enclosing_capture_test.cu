@@ -1,7 +1,7 @@
 // The library records into whatever capture encloses its stream, without ending or restarting
 // it: the capture id is the same before and after every call; a side stream forked from the
 // user's capture with an event (and joined back) records correctly; and a regeneration called
-// inside the body of a conditional node that the test itself built (DESIGN §5 recipe) nests
+// inside the body of a conditional node that the test itself built (docs/cuda-graphs.md recipe) nests
 // its own conditional node there and replays correctly with the condition on and off.
 #include "graph_support.hpp"
 
@@ -13,7 +13,7 @@ namespace {
 
 /// Adds, to the capture on `s`, a one-thread kernel setting a fresh condition handle from
 /// `*flag` and an IF node depending on it (the capture then continues after the node), and
-/// begins capturing `body_stream` into the node's body graph in `mode`. DESIGN §5 recipe:
+/// begins capturing `body_stream` into the node's body graph in `mode`. docs/cuda-graphs.md recipe:
 /// cudaStreamGetCaptureInfo -> cudaGraphConditionalHandleCreate -> set-condition kernel ->
 /// cudaGraphAddNode (conditional) -> cudaStreamUpdateCaptureDependencies -> cudaStreamBeginCaptureToGraph.
 /// Returns the body graph (owned by the node).

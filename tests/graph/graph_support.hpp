@@ -296,7 +296,7 @@ __global__ void move_agents(tg::course_ref view, float3* positions, unsigned* st
   if (e < view.num_envs()) move_agent(view, e, positions, steps, stride);
 }
 
-/// One thread: sets an IF node's condition from a device flag (the DESIGN §5 recipe's
+/// One thread: sets an IF node's condition from a device flag (the docs/cuda-graphs.md recipe's
 /// set-condition kernel, written by the test for its own conditional node).
 __global__ void set_condition_from_flag(cudaGraphConditionalHandle handle, const int* flag) {
   cudaGraphSetConditional(handle, *flag != 0 ? 1u : 0u);
@@ -317,7 +317,7 @@ __global__ void log_env(tg::course_ref view, int e, float* lap_progress, int* ga
 }
 
 /// Loads the test kernels now: a lazy module load inside a capture waits for the device to idle
-/// (or fails on older drivers), DESIGN §5 pitfalls.
+/// (or fails on older drivers), docs/cuda-graphs.md pitfalls.
 inline void preload_test_kernels() {
   cudaFuncAttributes attr{};
   GT_CUDA(cudaFuncGetAttributes(&attr, move_agents));

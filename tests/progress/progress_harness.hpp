@@ -6,7 +6,7 @@
 ///   projections, gate crossings and a user-fused "physics" step on the backend itself;
 /// - tracks of known geometry (a circle, a stadium) with their exact analytic arc length,
 ///   lateral offset and nearest point, so expected values never come from the library;
-/// - `arc_gate_model`: an independent model of the gate rules of DESIGN §4 for agents whose
+/// - `arc_gate_model`: an independent model of the gate rules of docs/guide.md for agents whose
 ///   motion is described in (unwrapped arc length, lateral offset) coordinates;
 /// - `brute_nearest`: the nearest point of a sampled polygon by brute force in double, and the
 ///   tolerances of projections against curves (`sagitta`, `arc_tolerance`);
@@ -301,7 +301,7 @@ inline tg::user_tracks centreline(std::vector<std::vector<float3>> tracks) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Independent model of the gate rules (DESIGN §4) in arc-length coordinates.
+// Independent model of the gate rules (docs/guide.md) in arc-length coordinates.
 
 /// Expected progress of one agent on a track whose G gates sit at arc lengths g * L / G, for
 /// motions that keep the gate crossings well defined in (arc, lateral) coordinates: each move

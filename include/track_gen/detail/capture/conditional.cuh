@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Records conditional nodes (IF, WHILE, SWITCH) into a running capture without ending it (DESIGN §5):
+/// Records conditional nodes (IF, WHILE, SWITCH) into a running capture without ending it (docs/cuda-graphs.md):
 /// the condition kernel on the capturing stream, the node on the capture's current
 /// dependencies, its body captured on a dedicated body stream, then the capturing stream's
 /// dependencies moved to the node.

@@ -310,7 +310,7 @@ struct cuda_ops {
   }
 
   /// Records, into the capture `stream` belongs to, the masked regeneration under an IF
-  /// conditional node (DESIGN §5): an any-of-mask kernel, a one-thread kernel setting the
+  /// conditional node (docs/cuda-graphs.md): an any-of-mask kernel, a one-thread kernel setting the
   /// condition (and clearing the flag for the next replay), the node on the capture's current
   /// dependencies (the enclosing capture is not ended, so its id stays), and `generate` captured
   /// into the node's body on the next body stream in the setup's capture mode.
