@@ -181,6 +181,9 @@ def track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackPa
     Raises:
         TypeError: a value that is not a number (or num_envs not an int).
         ValueError: num_envs < 1, a device that is neither CUDA nor "cpu", seed out of range.
+            A name that is not a parameter, and a value out of its range, are refused when the
+            course is built (``Course.track``: ValueError naming it and the valid names or
+            range; the names live in the C++ parameter table, which this module does not load).
     """
     return _make("track", num_envs, device, seed, overrides)
 
