@@ -382,9 +382,7 @@ class CarRacingVecEnv(VectorEnv):
         torch.gather(tracks.gate_arc_length, 1, self._gate_index, out=self._gate_arc)
         torch.sub(self._gate_arc[:, 0], self._spawn_s, out=self._tmp)
         torch.remainder(self._tmp, tracks.length, out=self._tmp)
-        self._count_f.copy_(tracks.num_gates)
-        self._count_f.clamp_(min=1.0)  # a count written out of range (< 1): no division by zero
-        torch.div(tracks.length, self._count_f, out=self._spacing)
+        self._gate_spacing_into_spacing(tracks)
         self._tmp.add_(self._spacing, alpha=0.5)
         torch.where(mask, self._tmp, self._cap_base, out=self._cap_base)
 
@@ -485,9 +483,7 @@ class CarRacingVecEnv(VectorEnv):
         # Credited progress P = min(S, C), C = cap base + gates passed in order * spacing.
         self.episode_progress.add_(ds)
         if cfg.progress_cap:
-            self._count_f.copy_(course.tracks.num_gates)
-            self._count_f.clamp_(min=1.0)
-            torch.div(course.tracks.length, self._count_f, out=self._spacing)
+            self._gate_spacing_into_spacing(course.tracks)
             self._count_f.copy_(course.gates_passed)
             torch.mul(self._count_f, self._spacing, out=self._tmp)
             self._tmp.add_(self._cap_base)
@@ -558,6 +554,13 @@ class CarRacingVecEnv(VectorEnv):
         if self.closed:
             raise gymnasium.error.ClosedEnvironmentError(
                 f"CarRacingVecEnv.{method}: the env is closed (close() released its course); make a new env")
+
+    def _gate_spacing_into_spacing(self, tracks) -> None:
+        """self._spacing = L / G per env (gates are evenly spaced), into the preallocated buffers.
+        A gate count written out of range (< 1) reads as 1: no division by zero."""
+        self._count_f.copy_(tracks.num_gates)
+        self._count_f.clamp_(min=1.0)
+        torch.div(tracks.length, self._count_f, out=self._spacing)
 
     def __repr__(self) -> str:
         return f"CarRacingVecEnv(num_envs={self.num_envs}, device={str(self.device)!r})"
