@@ -332,8 +332,8 @@ class course {
 inline cost_estimate estimate_cost(const track_params& params, float checkpoint_spacing, bool grid_stage = true) {
   detail::check_params(params, checkpoint_spacing);
   const detail::generator_plan plan = detail::make_generator_plan(
-      params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}, false, &detail::random_control_points,
-      0, 0);
+      params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}, false,
+      detail::pipeline_sizes{&detail::random_control_points, &detail::random_dense_samples}, 0, 0);
   return detail::estimate_cost(params, {}, nullptr, plan, grid_stage);
 }
 

@@ -60,6 +60,25 @@ int stage_control_points(const track_params& p) {
     return -1;
 }
 
+template <class Stage, class = void>
+struct has_dense_samples : std::false_type {};
+template <class Stage>
+struct has_dense_samples<Stage, std::void_t<decltype(Stage::max_dense_samples(std::declval<const track_params&>()))>>
+    : std::true_type {};
+/// The dense samples the spline makes at most from generate stage `Stage`'s control points for
+/// `p`: its max_dense_samples when it has one (a stage that sets a dense budget), else its
+/// max_control_points x spline.samples_per_segment; -1 for other stages and for generate stages
+/// that say neither.
+template <class Stage>
+int stage_dense_samples(const track_params& p) {
+  if constexpr (Stage::role == stage_role::generate && has_dense_samples<Stage>::value)
+    return Stage::max_dense_samples(p);
+  else if constexpr (Stage::role == stage_role::generate && has_control_points<Stage>::value)
+    return Stage::max_control_points(p) * p.spline.samples_per_segment;
+  else
+    return -1;
+}
+
 /// Index of the first grid-scope stage of the pack (the pack size if none).
 template <class... Stages>
 constexpr int first_grid_index() {
@@ -105,6 +124,16 @@ struct pipeline {
     int most = -1;
     ((most = std::max(most, detail::stage_control_points<Stages>(p))), ...);
     return most < 0 ? p.polar.control_points : most;
+  }
+
+  /// The most dense samples the spline makes from the control points of the pipeline's generate
+  /// stages for a random track of `p` (each stage's max_dense_samples, or its max_control_points x
+  /// spline.samples_per_segment); max_control_points(p) x samples_per_segment when no generate
+  /// stage says. The generator sizes each track's dense scratch from it.
+  static int max_dense_samples(const track_params& p) {
+    int most = -1;
+    ((most = std::max(most, detail::stage_dense_samples<Stages>(p))), ...);
+    return most < 0 ? max_control_points(p) * p.spline.samples_per_segment : most;
   }
 
   /// Position of the grid-scope stage in the pack (the pack size when there is none).

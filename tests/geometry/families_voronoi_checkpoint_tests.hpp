@@ -267,4 +267,58 @@ TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winne
   CHECK(closed >= 190);
 }
 
+TEST_CASE("checkpoint_walk: the spline spends a dense budget; the plan holds every track's samples") {
+  namespace tg = track_gen;
+  using stage = tg::stages::checkpoint_walk;
+  // The rule, against its definition in double: min(per, max(4, ceil(budget / m))), per without a budget.
+  for (int per : {4, 7, 32, 64, 256})
+    for (int budget : {0, 100, 512, 1024})
+      for (int m = 1; m <= 400; ++m) {
+        const double share = std::ceil(static_cast<double>(budget) / m);
+        const int expected = budget == 0 ? per : static_cast<int>(std::min<double>(per, std::max(4.0, share)));
+        CHECK(tg::detail::budgeted_samples_per_segment(per, budget, m) == expected);
+      }
+  tg::track_params p = tg::presets::track(1);
+  p.seed = 5;
+  p.generator.family = tg::generator_family::checkpoint;
+  CHECK(stage::dense_budget(p) == stage::dense_budget_segments * p.spline.samples_per_segment);
+  const tg::detail::generator_inputs in = tg::detail::generator_inputs::make(
+      p, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
+  const int capacity = in.plan.scratch.dense_capacity;
+  // The walks' scratch (K candidates of walk_points each) and the ellipse fit.
+  CHECK(capacity >= p.checkpoint.candidates * stage::walk_points(p.checkpoint));
+  CHECK(capacity >= 16 * p.spline.samples_per_segment);
+  int most = 0;
+  for (std::uint32_t env = 0; env < 200; ++env) {
+    CAPTURE(env);
+    stage_bench b(stage::max_control_points(p), p, env, 0);
+    stage::run(b.ctx, b.ws, p);
+    tg::stages::catmull_rom::run(b.ctx, b.ws, p);
+    const int m = b.ws.num_control;
+    const int per = std::min(p.spline.samples_per_segment,
+                             std::max(4, (stage::dense_budget(p) + m - 1) / m));
+    CHECK(b.ws.num_dense == m * per);
+    CHECK(b.ws.num_dense <= capacity);
+    // The samples are the spline's: segment i's first sample is control point i.
+    for (int i = 0; i < m; ++i) CHECK((b.ws.dense[i * per].x == b.ws.control[i].x && b.ws.dense[i * per].y == b.ws.control[i].y));
+    most = std::max(most, b.ws.num_dense);
+  }
+  // At the defaults: about 16 segments' worth (512), far below walk_points x 32.
+  CHECK(most <= stage::dense_budget(p) + stage::walk_points(p.checkpoint));
+  // Other families keep M x samples_per_segment, and a mix the largest of its families'.
+  for (tg::generator_family f : {tg::generator_family::polar, tg::generator_family::bezier, tg::generator_family::hull,
+                                 tg::generator_family::voronoi}) {
+    tg::track_params q = p;
+    q.generator.family = f;
+    CHECK(tg::stages::random_family::max_dense_samples(q) ==
+          tg::stages::random_family::max_control_points(q) * q.spline.samples_per_segment);
+  }
+  tg::track_params mix = p;
+  for (float& w : mix.generator.weights) w = 1.0f;
+  const tg::detail::generator_inputs mixed = tg::detail::generator_inputs::make(
+      mix, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
+  CHECK(mixed.plan.scratch.dense_capacity >= capacity);
+  CHECK(mixed.plan.scratch.control_capacity == stage::walk_points(p.checkpoint));
+}
+
 }  // namespace tg_test

@@ -128,6 +128,11 @@ struct workspace {
   /// more for a polygon refined by corner cutting, whose near neighbours are the same corner.
   int relax_neighbours;
   int num_dense;
+  /// The dense samples the spline stage aims at for this track's control points (0: every
+  /// segment gets spline.samples_per_segment): set by a generate stage that writes many control
+  /// points (stages::checkpoint_walk), 0 for user tracks and the fallback
+  /// (budgeted_samples_per_segment says how it is spent).
+  int dense_budget;
   int num_samples;
   int max_gates;
   float checkpoint_spacing;

@@ -68,6 +68,7 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.checkpoint_spacing = a.checkpoint_spacing;
   ws.dense_is_spline = false;
   ws.relax_neighbours = 2;
+  ws.dense_budget = 0;
   ws.grid_dense = nullptr;
   ws.valid = false;
   ws.fail_bits = 0;
@@ -169,6 +170,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
         ws.control[i] = f3(a_axis * std::cos(angle), b * std::sin(angle), 0.0f);
       }
       ws.num_control = fallback_control_points;
+      ws.dense_budget = 0;  // the ellipse gets samples_per_segment on every segment, whatever the family
       ws.source = track_source::fallback;
       ctx.sync();
       Pipeline::run_attempt(ctx, ws, p);

@@ -25,6 +25,23 @@ namespace track_gen::detail {
 /// The most control points a random track of given parameters has: a pipeline's
 /// max_control_points (pipeline.hpp), or random_control_points where no pipeline is known.
 using control_points_fn = int (*)(const track_params&);
+/// The most dense samples the spline makes for a random track of given parameters: a pipeline's
+/// max_dense_samples (pipeline.hpp), or random_dense_samples where no pipeline is known.
+using dense_samples_fn = int (*)(const track_params&);
+
+/// What a plan asks of a pipeline: its control points and dense samples at most. `dense_samples`
+/// may be null: control_points x spline.samples_per_segment.
+struct pipeline_sizes {
+  control_points_fn control_points = nullptr;
+  dense_samples_fn dense_samples = nullptr;
+  pipeline_sizes(control_points_fn c, dense_samples_fn d = nullptr) : control_points(c), dense_samples(d) {}
+};
+
+/// Pipeline's sizes (pipeline.hpp: max_control_points, max_dense_samples).
+template <class Pipeline>
+pipeline_sizes sizes_of() {
+  return {&Pipeline::max_control_points, &Pipeline::max_dense_samples};
+}
 
 inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{255u}; }
 
@@ -49,13 +66,33 @@ struct generator_plan {
   /// The most control points a random track of given parameters has (the pipeline's
   /// max_control_points); the plan's capacities and the cost estimate use it.
   control_points_fn control_points = nullptr;
+  /// The most dense samples of a random track of given parameters (the pipeline's
+  /// max_dense_samples; null: control_points x samples_per_segment).
+  dense_samples_fn dense_samples = nullptr;
 };
+
+/// The dense samples a random track of `p` needs room for under `plan`: the pipeline's count,
+/// and at least the fallback ellipse's fallback_control_points x samples_per_segment.
+inline std::size_t random_dense_capacity(const track_params& p, const generator_plan& plan) {
+  using sz = std::size_t;
+  const sz per = static_cast<sz>(p.spline.samples_per_segment);
+  const sz fallback = static_cast<sz>(fallback_control_points) * per;
+  const sz dense = plan.dense_samples != nullptr ? static_cast<sz>(plan.dense_samples(p))
+                                                 : static_cast<sz>(plan.control_points(p)) * per;
+  return std::max(dense, fallback);
+}
 
 /// The most control points a random track of `p` has when the pipeline is not known
 /// (estimate_cost): the largest count of the families `p` can draw (stages::random_family), and
 /// polar.control_points for pipelines that run stages::random_polar directly.
 inline int random_control_points(const track_params& p) {
   return std::max(p.polar.control_points, stages::random_family::max_control_points(p));
+}
+
+/// The most dense samples of a random track of `p` when the pipeline is not known
+/// (estimate_cost): as random_control_points, the largest of the families' and the polar stage's.
+inline int random_dense_samples(const track_params& p) {
+  return std::max(p.polar.control_points * p.spline.samples_per_segment, stages::random_family::max_dense_samples(p));
 }
 
 /// Throws std::invalid_argument unless `p.generator` selects only the polar family (a pipeline
@@ -72,27 +109,30 @@ inline void check_polar_only(const track_params& p, const char* what) {
 }
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
-/// `control_points`: the pipeline's max_control_points (pipeline.hpp).
+/// `sizes`: the pipeline's max_control_points and max_dense_samples (sizes_of, pipeline.hpp).
 inline generator_plan make_generator_plan(const track_params& params, float spacing, const sanitized_tracks* user,
                                           user_tracks::kind user_kind, const std::vector<track_params>& sets, bool grid,
-                                          control_points_fn control_points, std::size_t select_temp_bytes,
+                                          pipeline_sizes sizes, std::size_t select_temp_bytes,
                                           std::size_t args_bytes) {
   // Every capacity in size_t (issue 17: control points x samples_per_segment overflowed int for
   // user tracks of millions of points), checked against param::scratch_bytes_per_track before the
   // layout's int fields are used.
   using sz = std::size_t;
+  generator_plan plan;
+  plan.control_points = sizes.control_points;
+  plan.dense_samples = sizes.dense_samples;
   const sz fallback = static_cast<sz>(fallback_control_points);
-  const sz m = static_cast<sz>(control_points(params));
+  const sz m = static_cast<sz>(plan.control_points(params));
   const sz per = static_cast<sz>(params.spline.samples_per_segment);
   sz control_cap = std::max(m, fallback);
   sz random_control_cap = m;  // the repulsive stage only runs on random tracks
-  sz dense_cap = control_cap * per;
+  sz dense_cap = random_dense_capacity(params, plan);
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
-    const sz cap = std::max(static_cast<sz>(control_points(v)), fallback);
+    const sz cap = std::max(static_cast<sz>(plan.control_points(v)), fallback);
     control_cap = std::max(control_cap, cap);
-    random_control_cap = std::max(random_control_cap, static_cast<sz>(control_points(v)));
-    dense_cap = std::max(dense_cap, cap * static_cast<sz>(v.spline.samples_per_segment));
+    random_control_cap = std::max(random_control_cap, static_cast<sz>(plan.control_points(v)));
+    dense_cap = std::max(dense_cap, random_dense_capacity(v, plan));
     length_cap = std::max(length_cap, v.validate.length_max);
   }
   if (user != nullptr) {
@@ -103,8 +143,6 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
     // A spline through the points is rarely more than 1.5x its control polygon.
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
-  generator_plan plan;
-  plan.control_points = control_points;
   plan.max_gates = checked_max_gates(length_cap, spacing);
   plan.scratch = scratch_layout::make(control_cap, dense_cap, static_cast<sz>(params.num_samples), random_control_cap);
   check_scratch_bytes(plan.scratch.bytes, control_cap, dense_cap, params.num_samples);
@@ -166,12 +204,10 @@ inline double track_operations(const track_params& p, const generator_plan& plan
   return repulsive + shape + relax;
 }
 
-/// The dense samples one track of `p` evaluates at most: M x samples_per_segment (M at least the
-/// fallback's control points) for random tracks, the plan's dense capacity for user tracks.
+/// The dense samples one track of `p` evaluates at most: random_dense_capacity (the pipeline's
+/// count, at least the fallback's) for random tracks, the plan's dense capacity for user tracks.
 inline double track_dense_samples(const track_params& p, const generator_plan& plan, bool random) {
-  return random ? static_cast<double>(std::max(plan.control_points(p), fallback_control_points)) *
-                      p.spline.samples_per_segment
-                : static_cast<double>(plan.scratch.dense_capacity);
+  return random ? static_cast<double>(random_dense_capacity(p, plan)) : static_cast<double>(plan.scratch.dense_capacity);
 }
 
 /// The bytes of track storage per env: one env's samples and `max_gates` gates.
@@ -248,7 +284,7 @@ struct generator_inputs {
   /// `args_bytes`: the size of the generation arguments kept in the generator's memory.
   static generator_inputs make(const track_params& params, float spacing, const user_tracks* tracks,
                                const track_variants* variants, bool grid, bool families,
-                               control_points_fn control_points, std::size_t select_temp_bytes,
+                               pipeline_sizes sizes, std::size_t select_temp_bytes,
                                std::size_t args_bytes = 0) {
     check_params(params, spacing);
     generator_inputs in;
@@ -269,7 +305,7 @@ struct generator_inputs {
       in.user_kind = tracks->type;
     }
     in.plan = make_generator_plan(params, spacing, in.has_user ? &in.user : nullptr, in.user_kind, in.sets, grid,
-                                  control_points, select_temp_bytes, args_bytes);
+                                  sizes, select_temp_bytes, args_bytes);
     const track_params* costliest = &in.params;
     const cost_estimate cost =
         estimate_cost(in.params, in.sets, in.has_user ? &in.user : nullptr, in.plan, grid, &costliest);

@@ -26,6 +26,17 @@ TRACK_GEN_HD inline float centripetal_knot(float3 a, float3 b) {
   return max_f(std::sqrt(length(b - a)), 1e-6f);
 }
 
+/// Dense samples per spline segment for `m` control points: `per` (spline.samples_per_segment)
+/// when `budget` is 0; otherwise min(per, max(4, ceil(budget / m))), so that a spline of many
+/// control points gets about `budget` samples in all instead of m x per (never fewer than 4 a
+/// segment, never more than per). Both the spline stage and the scratch sizing use it.
+TRACK_GEN_HD constexpr int budgeted_samples_per_segment(int per, int budget, int m) {
+  if (budget <= 0 || m <= 0) return per;
+  const int share = (budget + m - 1) / m;
+  const int at_least = share > 4 ? share : 4;
+  return at_least < per ? at_least : per;
+}
+
 /// Power form of one spline segment: point(u) = ((c3 u + c2) u + c1) u + c0 for u in [0, 1].
 struct spline_segment {
   float3 c0, c1, c2, c3;

@@ -69,14 +69,19 @@ struct random_family {
 
   /// The most control points any family that `p` can draw writes (host; sizes the scratch).
   static int max_control_points(const track_params& p) {
-    int m = 0;
-    if (detail::family_in_use(p.generator, generator_family::polar)) m = std::max(m, random_polar::max_control_points(p));
-    if (detail::family_in_use(p.generator, generator_family::bezier)) m = std::max(m, bezier_corners::max_control_points(p));
-    if (detail::family_in_use(p.generator, generator_family::hull)) m = std::max(m, hull_corners::max_control_points(p));
-    if (detail::family_in_use(p.generator, generator_family::voronoi)) m = std::max(m, voronoi_sites::max_control_points(p));
-    if (detail::family_in_use(p.generator, generator_family::checkpoint))
-      m = std::max(m, checkpoint_walk::max_control_points(p));
-    return m;
+    return largest_in_use(p.generator, {random_polar::max_control_points(p), bezier_corners::max_control_points(p),
+                                        hull_corners::max_control_points(p), voronoi_sites::max_control_points(p),
+                                        checkpoint_walk::max_control_points(p)});
+  }
+
+  /// The most dense samples any family that `p` can draw makes (host; sizes the scratch): a
+  /// family's max_control_points x spline.samples_per_segment, checkpoint_walk's own count (it
+  /// sets a dense budget) for the checkpoint family.
+  static int max_dense_samples(const track_params& p) {
+    const int per = p.spline.samples_per_segment;
+    return largest_in_use(p.generator, {random_polar::max_control_points(p) * per, bezier_corners::max_control_points(p) * per,
+                                        hull_corners::max_control_points(p) * per, voronoi_sites::max_control_points(p) * per,
+                                        checkpoint_walk::max_dense_samples(p)});
   }
 
   template <class Ctx>
@@ -90,6 +95,16 @@ struct random_family {
       case generator_family::polar:
       default: random_polar::run(ctx, ws, p); break;
     }
+  }
+
+ private:
+  /// The largest of `values` (one per family, in generator_family order) over the families `g`
+  /// can draw; 0 when none.
+  static int largest_in_use(const generator_params& g, const int (&values)[num_generator_families]) {
+    int most = 0;
+    for (int f = 0; f < num_generator_families; ++f)
+      if (detail::family_in_use(g, static_cast<generator_family>(f))) most = std::max(most, values[f]);
+    return most;
   }
 };
 

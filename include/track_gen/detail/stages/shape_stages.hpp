@@ -12,8 +12,9 @@
 namespace track_gen::stages {
 
 /// Periodic centripetal Catmull-Rom spline through the control points, sampled densely:
-/// `samples_per_segment` samples per segment at uniform local parameter. Each segment's power
-/// form is computed once (one thread per segment) and kept for resample.
+/// `samples_per_segment` samples per segment at uniform local parameter, or fewer when the
+/// generate stage set a dense budget (ws.dense_budget: detail::budgeted_samples_per_segment).
+/// Each segment's power form is computed once (one thread per segment) and kept for resample.
 struct catmull_rom {
   static constexpr detail::stage_role role = detail::stage_role::interpolate;
   static constexpr std::uint32_t stage_id = 3;
@@ -22,7 +23,7 @@ struct catmull_rom {
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
     const int m = ws.num_control;
-    const int per = p.spline.samples_per_segment;
+    const int per = budgeted_samples_per_segment(p.spline.samples_per_segment, ws.dense_budget, m);
     const int total = m * per;
     for (int i = ctx.rank(); i < m; i += ctx.size()) ws.spline[i] = catmull_rom_segment(ws.control, m, i);
     ctx.sync();

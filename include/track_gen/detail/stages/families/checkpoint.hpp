@@ -3,6 +3,7 @@
 /// The `checkpoint` generator family: stages::checkpoint_walk (issue 13, item 1).
 
 #include <track_gen/detail/math.hpp>
+#include <track_gen/detail/stages/catmull_rom_eval.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
 
@@ -44,6 +45,10 @@ namespace track_gen::stages {
 /// The smallest key wins, ties to the lower k. A candidate of fewer than 4 points ranks last; if
 /// the winner has fewer than 4, its C checkpoints are the control points.
 ///
+/// Dense samples: the stage sets a dense budget (dense_budget), so the spline gives a walk of M
+/// points min(samples_per_segment, max(4, ceil(budget / M))) samples a segment: the scratch holds
+/// 4 x walk_points samples instead of walk_points x samples_per_segment.
+///
 /// Block work: candidate k runs on thread k mod size (its walk is serial), writing its points to
 /// ws.dense [k n, (k + 1) n) (n = walk_points) and its key and count to ws.dense_s [2k, 2k + 1];
 /// then every thread picks the same winner and the block copies its points to ws.control.
@@ -66,14 +71,34 @@ struct checkpoint_walk {
     return n > c.checkpoints ? n : c.checkpoints;
   }
 
+  /// Control segments whose full spline.samples_per_segment make the dense budget: a walk of
+  /// many points (31 on average at the defaults, up to walk_points = 193) gets about as many dense
+  /// samples as a 16-point spline at full density (budget 512 at the default 32 a segment: 17 a
+  /// segment for 31 points, 527 samples about 7 cm apart on a 39 m loop, against 992 at 32), and
+  /// the scratch holds 4 x 193 samples instead of 193 x 32. Walks of at most 16 points, and the
+  /// at most 12 gates a gate course keeps of them, still get the full samples_per_segment.
+  static constexpr int dense_budget_segments = 16;
+
+  /// The dense budget this stage sets (ws.dense_budget; detail::budgeted_samples_per_segment).
+  TRACK_GEN_HD static int dense_budget(const track_params& p) {
+    return dense_budget_segments * p.spline.samples_per_segment;
+  }
+
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch): one
-  /// walk's points, or more so that the K candidates' points fit the dense scratch
-  /// (control capacity x samples_per_segment).
-  static int max_control_points(const track_params& p) {
+  /// walk's points.
+  static int max_control_points(const track_params& p) { return walk_points(p.checkpoint); }
+
+  /// Most dense samples for parameters p (host; sizes the scratch): the spline's under the dense
+  /// budget for any count of control points up to walk_points (a gate course may thin them), and
+  /// at least the K candidates' points, which the walks keep in the dense scratch.
+  static int max_dense_samples(const track_params& p) {
     const int n = walk_points(p.checkpoint);
-    const int per = p.spline.samples_per_segment;
-    const int all = (p.checkpoint.candidates * n + per - 1) / per;
-    return n > all ? n : all;
+    int most = p.checkpoint.candidates * n;
+    for (int m = 1; m <= n; ++m) {
+      const int d = m * detail::budgeted_samples_per_segment(p.spline.samples_per_segment, dense_budget(p), m);
+      most = d > most ? d : most;
+    }
+    return most;
   }
 
   /// The wrapped angle in [-pi, pi).
@@ -223,6 +248,7 @@ struct checkpoint_walk {
       }
       ws.num_control = c.checkpoints;
     }
+    ws.dense_budget = dense_budget(p);
     ctx.sync();
   }
 };
