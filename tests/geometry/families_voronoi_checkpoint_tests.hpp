@@ -240,12 +240,13 @@ TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winne
     // The winner: the candidate of the smallest key (ties to the lower index), recomputed here
     // from each candidate's walk, and its points are the control points.
     const tg::philox_stream rng = b.ws.rng(stage::stage_id);
-    std::vector<float3> out(static_cast<std::size_t>(stage::walk_points(c)));
+    const int capacity = stage::walk_capacity(p);
+    std::vector<float3> out(static_cast<std::size_t>(capacity));
     int best = -1;
     double best_key = 0;
     std::vector<float3> best_points;
     for (int k = 0; k < c.candidates; ++k) {
-      const stage::walk_result r = stage::walk(rng, k, c, out.data());
+      const stage::walk_result r = stage::walk(rng, k, c, out.data(), capacity);
       // Its compactness, again in double.
       double area2 = 0, perimeter = 0;
       for (int i = 0; i < r.count; ++i) {
@@ -285,8 +286,8 @@ TEST_CASE("checkpoint_walk: the spline spends a dense budget; the plan holds eve
   const tg::detail::generator_inputs in = tg::detail::generator_inputs::make(
       p, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
   const int capacity = in.plan.scratch.dense_capacity;
-  // The walks' scratch (K candidates of walk_points each) and the ellipse fit.
-  CHECK(capacity >= p.checkpoint.candidates * stage::walk_points(p.checkpoint));
+  // The walks' scratch (K candidates of walk_capacity each) and the ellipse fit.
+  CHECK(capacity >= p.checkpoint.candidates * stage::walk_capacity(p));
   CHECK(capacity >= 16 * p.spline.samples_per_segment);
   int most = 0;
   for (std::uint32_t env = 0; env < 200; ++env) {
@@ -303,8 +304,8 @@ TEST_CASE("checkpoint_walk: the spline spends a dense budget; the plan holds eve
     for (int i = 0; i < m; ++i) CHECK((b.ws.dense[i * per].x == b.ws.control[i].x && b.ws.dense[i * per].y == b.ws.control[i].y));
     most = std::max(most, b.ws.num_dense);
   }
-  // At the defaults: about 16 segments' worth (512), far below walk_points x 32.
-  CHECK(most <= stage::dense_budget(p) + stage::walk_points(p.checkpoint));
+  // At the defaults: about 16 segments' worth (512), far below walk_capacity x 32.
+  CHECK(most <= stage::dense_budget(p) + stage::walk_capacity(p));
   // Other families keep M x samples_per_segment, and a mix the largest of its families'.
   for (tg::generator_family f : {tg::generator_family::polar, tg::generator_family::bezier, tg::generator_family::hull,
                                  tg::generator_family::voronoi}) {
@@ -318,7 +319,49 @@ TEST_CASE("checkpoint_walk: the spline spends a dense budget; the plan holds eve
   const tg::detail::generator_inputs mixed = tg::detail::generator_inputs::make(
       mix, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
   CHECK(mixed.plan.scratch.dense_capacity >= capacity);
-  CHECK(mixed.plan.scratch.control_capacity == stage::walk_points(p.checkpoint));
+  CHECK(mixed.plan.scratch.control_capacity == stage::walk_capacity(p));
+}
+
+TEST_CASE("checkpoint_walk: a walk keeps at most walk_capacity points; a longer one ranks last") {
+  namespace tg = track_gen;
+  using stage = tg::stages::checkpoint_walk;
+  tg::track_params p = tg::presets::track(1);
+  const tg::checkpoint_params& c = p.checkpoint;
+  // The bound: 2 x length_max / (record_every x step_length) + 1, within [C, walk_points].
+  const double spacing = stage::record_every(c) * static_cast<double>(c.step_length);
+  CHECK(stage::walk_capacity(p) == static_cast<int>(std::ceil(2.0 * p.validate.length_max / spacing)) + 1);
+  CHECK(stage::walk_capacity(p) < stage::walk_points(c));
+  tg::track_params huge = p;
+  huge.validate.length_max = 1e6f;
+  CHECK(stage::walk_capacity(huge) == stage::walk_points(c));
+  // A capacity below the walks' lengths: walks of fewer points are the uncapped walks bit for bit,
+  // longer ones stop with count 0 (key 8: last).
+  const int small = 30;
+  const int full = stage::walk_points(c);
+  std::vector<float3> a(static_cast<std::size_t>(full)), b(static_cast<std::size_t>(full));
+  int kept = 0, cut = 0;
+  for (std::uint32_t env = 0; env < 100; ++env) {
+    const tg::philox_stream rng(p.seed, env, 0, 0, stage::stage_id);
+    for (int k = 0; k < c.candidates; ++k) {
+      CAPTURE(env);
+      CAPTURE(k);
+      const stage::walk_result r = stage::walk(rng, k, c, a.data(), full);
+      const stage::walk_result q = stage::walk(rng, k, c, b.data(), small);
+      if (r.count < small) {
+        ++kept;
+        REQUIRE(q.count == r.count);
+        CHECK(q.closed == r.closed);
+        CHECK(q.crossings == r.crossings);
+        CHECK(q.compactness == r.compactness);
+        for (int i = 0; i < r.count; ++i) CHECK((a[i].x == b[i].x && a[i].y == b[i].y));
+      } else if (r.count > small) {
+        ++cut;
+        CHECK(q.count == 0);
+      }
+    }
+  }
+  CHECK(kept > 0);
+  CHECK(cut > 0);
 }
 
 }  // namespace tg_test

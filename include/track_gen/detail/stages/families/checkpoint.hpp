@@ -37,7 +37,8 @@ namespace track_gen::stages {
 ///    dropped, so that the closing edge is not short). The
 ///    remaining gap g = S - end is closed by moving the points of the recorded lap's last
 ///    quarter by a linear ramp of g (from g / (q + 1) to q g / (q + 1) over its q points), so
-///    that the closed polygon has no jump.
+///    that the closed polygon has no jump. A walk keeps at most walk_capacity points (twice
+///    the longest accepted track's worth): one that would record more ranks last.
 ///
 /// Best of K (`candidates`): candidate k draws its own checkpoints. Its key is, in this order:
 /// whether its walk closed (end within closure_tolerance of the start), whether its control
@@ -47,10 +48,10 @@ namespace track_gen::stages {
 ///
 /// Dense samples: the stage sets a dense budget (dense_budget), so the spline gives a walk of M
 /// points min(samples_per_segment, max(4, ceil(budget / M))) samples a segment: the scratch holds
-/// 4 x walk_points samples instead of walk_points x samples_per_segment.
+/// about max(budget, 4 x walk_capacity) samples instead of walk_capacity x samples_per_segment.
 ///
 /// Block work: candidate k runs on thread k mod size (its walk is serial), writing its points to
-/// ws.dense [k n, (k + 1) n) (n = walk_points) and its key and count to ws.dense_s [2k, 2k + 1];
+/// ws.dense [k n, (k + 1) n) (n = walk_capacity) and its key and count to ws.dense_s [2k, 2k + 1];
 /// then every thread picks the same winner and the block copies its points to ws.control.
 /// Random stream: stage 13; candidate k uses draws [k * 128, k * 128 + C] (C <= 64).
 struct checkpoint_walk {
@@ -71,12 +72,28 @@ struct checkpoint_walk {
     return n > c.checkpoints ? n : c.checkpoints;
   }
 
+  /// Most points one walk keeps: walk_points, at most 2 x validate.length_max / (record_every x
+  /// step_length) + 1 (and at least C). A lap of more points is over twice the longest accepted
+  /// track in walk, and at the defaults (consecutive points at most 2 rad of heading apart, so
+  /// each chord is at least 0.84 of its 1.25 m of walk) its polygon, which the spline is no shorter
+  /// than, is too: such a walk ranks last (as one of fewer than 4 points). 193 -> 97 points at the
+  /// defaults; no walk of 524,288 (65,536 envs, attempts 0 and 1, seed 0) recorded more than 45.
+  TRACK_GEN_HD static int walk_capacity(const track_params& p) {
+    const checkpoint_params& c = p.checkpoint;
+    const int n = walk_points(c);
+    const double spacing = static_cast<double>(record_every(c)) * static_cast<double>(c.step_length);
+    const double cap = std::ceil(2.0 * static_cast<double>(p.validate.length_max) / spacing) + 1.0;
+    if (!(cap < static_cast<double>(n))) return n;
+    const int k = static_cast<int>(cap);
+    return k > c.checkpoints ? k : c.checkpoints;
+  }
+
   /// Control segments whose full spline.samples_per_segment make the dense budget: a walk of
-  /// many points (31 on average at the defaults, up to walk_points = 193) gets about as many dense
-  /// samples as a 16-point spline at full density (budget 512 at the default 32 a segment: 17 a
-  /// segment for 31 points, 527 samples about 7 cm apart on a 39 m loop, against 992 at 32), and
-  /// the scratch holds 4 x 193 samples instead of 193 x 32. Walks of at most 16 points, and the
-  /// at most 12 gates a gate course keeps of them, still get the full samples_per_segment.
+  /// many points (31 on average at the defaults, up to walk_capacity = 97) gets about as many
+  /// dense samples as a 16-point spline at full density (budget 512 at the default 32 a segment:
+  /// 17 a segment for 31 points, 527 samples about 7 cm apart on a 39 m loop, against 992 at 32),
+  /// and the scratch holds at most 595 samples (85 x 7) instead of 97 x 32. Walks of at most 16 points, and
+  /// the at most 12 gates a gate course keeps of them, still get the full samples_per_segment.
   static constexpr int dense_budget_segments = 16;
 
   /// The dense budget this stage sets (ws.dense_budget; detail::budgeted_samples_per_segment).
@@ -85,14 +102,14 @@ struct checkpoint_walk {
   }
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch): one
-  /// walk's points.
-  static int max_control_points(const track_params& p) { return walk_points(p.checkpoint); }
+  /// walk's points (walk_capacity).
+  static int max_control_points(const track_params& p) { return walk_capacity(p); }
 
   /// Most dense samples for parameters p (host; sizes the scratch): the spline's under the dense
-  /// budget for any count of control points up to walk_points (a gate course may thin them), and
-  /// at least the K candidates' points, which the walks keep in the dense scratch.
+  /// budget for any count of control points up to walk_capacity (a gate course may thin them),
+  /// and at least the K candidates' points, which the walks keep in the dense scratch.
   static int max_dense_samples(const track_params& p) {
-    const int n = walk_points(p.checkpoint);
+    const int n = walk_capacity(p);
     int most = p.checkpoint.candidates * n;
     for (int m = 1; m <= n; ++m) {
       const int d = m * detail::budgeted_samples_per_segment(p.spline.samples_per_segment, dense_budget(p), m);
@@ -137,8 +154,10 @@ struct checkpoint_walk {
     return ((d1 > 0.0f && d2 < 0.0f) || (d1 < 0.0f && d2 > 0.0f)) && ((d3 > 0.0f && d4 < 0.0f) || (d3 < 0.0f && d4 > 0.0f));
   }
 
-  /// Candidate k's walk: its control points into out[0, walk_points), serial.
-  TRACK_GEN_HD static walk_result walk(const philox_stream& rng, int k, const checkpoint_params& c, float3* out) {
+  /// Candidate k's walk: its control points into out[0, capacity), serial. A walk that would
+  /// record more than `capacity` points stops there with count 0 (it ranks last).
+  TRACK_GEN_HD static walk_result walk(const philox_stream& rng, int k, const checkpoint_params& c, float3* out,
+                                       int capacity) {
     using namespace detail;
     const int cps = c.checkpoints;
     const int every = record_every(c);
@@ -190,6 +209,14 @@ struct checkpoint_walk {
       if (t == 2 * cps && (length(start - pos) < reach || turned >= 2.0f * two_pi)) break;
       if (++since == every) {
         since = 0;
+        if (count == capacity) {  // a lap of over twice the longest track: ranks last
+          walk_result over;
+          over.count = 0;
+          over.closed = false;
+          over.crossings = 0;
+          over.compactness = 1.0f;
+          return over;
+        }
         out[count++] = pos;
       }
     }
@@ -224,9 +251,9 @@ struct checkpoint_walk {
     using namespace detail;
     const checkpoint_params& c = p.checkpoint;
     const philox_stream rng = ws.rng(stage_id);
-    const int n = walk_points(c);
+    const int n = walk_capacity(p);
     for (int k = ctx.rank(); k < c.candidates; k += ctx.size()) {
-      const walk_result r = walk(rng, k, c, ws.dense + k * n);
+      const walk_result r = walk(rng, k, c, ws.dense + k * n, n);
       // key = 4 x (not closed) + 2 x (crossed) + compactness (in [0, 1]): one float to compare.
       float key = (r.closed ? 0.0f : 4.0f) + (r.crossings > 0 ? 2.0f : 0.0f) + clamp_f(r.compactness, 0.0f, 1.0f);
       if (r.count < 4 || !(key == key)) key = 8.0f;
