@@ -93,26 +93,6 @@ struct progress_reset_hook {
 };
 }  // namespace detail
 
-#if defined(__CUDACC__)
-namespace detail {
-/// The least (distance2, segment) over the 32 lanes of a warp, which must all call it (every
-/// lane gets the result): the first of equal minima in segment order, as one scan keeps it.
-__device__ inline nearest_segment warp_nearest(nearest_segment mine) {
-  constexpr unsigned all_lanes = 0xffffffffu;
-  for (int offset = 16; offset > 0; offset /= 2) {
-    nearest_segment other;
-    other.segment = __shfl_xor_sync(all_lanes, mine.segment, offset);
-    other.t = __shfl_xor_sync(all_lanes, mine.t, offset);
-    other.distance2 = __shfl_xor_sync(all_lanes, mine.distance2, offset);
-    if (other.distance2 < mine.distance2 || (other.distance2 == mine.distance2 && other.segment < mine.segment))
-      mine = other;
-  }
-  return mine;
-}
-}  // namespace detail
-#endif
-
-
 namespace detail {
 /// The gates of one env, as step()'s wrong-gate search reads them (pointers at the env's first
 /// gate, in the batch's memory space).
@@ -290,29 +270,19 @@ class progress_tracker_ref {
   /// the same result as step(e, p) in each lane, bit for bit, but the O(N) searches (the first
   /// step after a reset, jumps, agents off the track) are shared: for each lane that needs one,
   /// lane l of the warp scans segments l, l + 32, ... (coalesced loads) and a shuffle reduction
-  /// keeps the first minimum. Device code only. Every lane of the warp must call it, converged
-  /// (a block size that is a multiple of 32, no early return before it), on the same course
-  /// (each lane scans the owner's env in its own view's arrays); lanes without an env pass
-  /// `active = false` (their `e` and `p` are not read). Not checked: `__activemask()` may see a
-  /// warp that has not reconverged yet, so it cannot tell a missing lane from a late one.
+  /// keeps the first minimum (detail::warp_full_searches, as track_ref::project_warp). Device
+  /// code only. Every lane of the warp must call it, converged (a block size that is a multiple
+  /// of 32, no early return before it), on the same course (each lane scans the owner's env in
+  /// its own view's arrays); lanes without an env pass `active = false` (their `e` and `p` are
+  /// not read). Not checked: `__activemask()` may see a warp that has not reconverged yet, so
+  /// it cannot tell a missing lane from a late one.
   __device__ void step_warp(int e, float3 p, bool active) const {
-    constexpr unsigned all_lanes = 0xffffffffu;
-    const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const int lane = static_cast<int>(linear % 32u);
     pending_step s;
     const bool going = active && begin_step(e, p, s);
-    unsigned waiting = __ballot_sync(all_lanes, going && s.full_search);
-    while (waiting != 0u) {
-      const int owner = __ffs(static_cast<int>(waiting)) - 1;
-      waiting &= waiting - 1u;
-      const int env = __shfl_sync(all_lanes, e, owner);
-      const float3 q = detail::f3(__shfl_sync(all_lanes, p.x, owner), __shfl_sync(all_lanes, p.y, owner),
-                                  __shfl_sync(all_lanes, p.z, owner));
-      nearest_segment mine;
-      track(env).scan_segments(q, lane, 32, mine);
-      const nearest_segment best = detail::warp_nearest(mine);
-      if (lane == owner) s.nearest = best;
-    }
+    // Every lane follows this course: the owner's env is enough to find its track.
+    detail::warp_full_searches(going && s.full_search, s.nearest, [&](int owner, int lane, nearest_segment& mine) {
+      track(__shfl_sync(0xffffffffu, e, owner)).scan_segments(detail::shfl_point(p, owner), lane, 32, mine);
+    });
     if (going) finish_step(e, p, s);
   }
 #endif

@@ -46,6 +46,32 @@ struct nearest_segment {
   float distance2 = 3.0e38f;  ///< squared distance to that point [m^2]; 3e38 = none found yet
 };
 
+#if defined(__CUDACC__)
+namespace detail {
+/// This thread's lane in its warp (blocks of any shape: the warps take consecutive linear
+/// thread indices, x fastest).
+__device__ inline int lane_index() {
+  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  return static_cast<int>(linear % 32u);
+}
+
+/// The least (distance2, segment) over the 32 lanes of a warp, which must all call it (every
+/// lane gets the result): the first of equal minima in segment order, as one scan keeps it.
+__device__ inline nearest_segment warp_nearest(nearest_segment mine) {
+  constexpr unsigned all_lanes = 0xffffffffu;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    nearest_segment other;
+    other.segment = __shfl_xor_sync(all_lanes, mine.segment, offset);
+    other.t = __shfl_xor_sync(all_lanes, mine.t, offset);
+    other.distance2 = __shfl_xor_sync(all_lanes, mine.distance2, offset);
+    if (other.distance2 < mine.distance2 || (other.distance2 == mine.distance2 && other.segment < mine.segment))
+      mine = other;
+  }
+  return mine;
+}
+}  // namespace detail
+#endif
+
 /// Pointers to every track array of a batch (detail/fields.hpp lists them with their units):
 /// env-major structure of arrays, `samples` fields [E * N], `gates` fields [E * G_max], `env`
 /// fields [E]. Memory space: where the batch lives (device memory for backend::cuda).
@@ -190,8 +216,33 @@ class track_ref {
   /// lanes scanning first = 0 .. stride - 1, whose results are then reduced to the least
   /// (distance2, segment), find what one scan of all N segments finds.
   TRACK_GEN_HD void scan_segments(float3 p, int first, int stride, nearest_segment& best) const {
-    for (int k = first; k < num_samples_; k += stride) scan_segment(p, k, best);
+    scan_segments(a_.position, num_samples_, p, first, stride, best);
   }
+
+  /// scan_segments over the N = `num_samples` centreline samples `position` of a track (its
+  /// arrays().position): what the lanes of a warp run on another lane's track, of which they
+  /// receive that pointer alone (project_warp).
+  TRACK_GEN_HD static void scan_segments(const float3* position, int num_samples, float3 p, int first, int stride,
+                                         nearest_segment& best) {
+    for (int k = first; k < num_samples; k += stride) scan_segment(position, num_samples, p, k, best);
+  }
+
+#if defined(__CUDACC__)
+  /// project() by the 32 lanes of a warp together: in each active lane the same projection as
+  /// project(p, hint, window, trust_margin), bit for bit, but every O(N) search a lane needs
+  /// (a stale hint, `window <= 0`, a point off the road) is run by the whole warp, one lane's
+  /// after another: lane l scans segments l, l + 32, ... of that lane's track (coalesced loads)
+  /// and a shuffle reduction (detail::warp_nearest) keeps the first minimum, as the one-thread
+  /// scan does. Device code only. Every lane of the warp must call it, converged (a block size
+  /// that is a multiple of 32, no early return before it); the lanes may follow different
+  /// tracks (of any batch in device memory). A lane without a point passes `active = false`:
+  /// its `p`, `hint`, `window` and `trust_margin` are not used and nothing is read through its
+  /// track's pointers (a default-constructed track_ref will do); it gets a value-initialised
+  /// projection. Not checked:
+  /// `__activemask()` may see a warp that has not reconverged yet, so it cannot tell a missing
+  /// lane from a late one.
+  __device__ projection project_warp(float3 p, int hint, int window, float trust_margin, bool active) const;
+#endif
 
   /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search).
   TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
@@ -217,24 +268,29 @@ class track_ref {
   }
 
  private:
-  /// Squared distance from `p` to segment k (samples k, k + 1), and the closest point's fraction t.
-  TRACK_GEN_HD float segment_distance2(float3 p, int k, float& t) const {
+  /// Squared distance from `p` to segment k (samples k, k + 1 of the N = `num_samples`
+  /// samples `position`), and the closest point's fraction t.
+  TRACK_GEN_HD static float segment_distance2(const float3* position, int num_samples, float3 p, int k, float& t) {
     using namespace detail;
-    const float3 a = a_.position[k];
-    const float3 b = a_.position[k + 1 == num_samples_ ? 0 : k + 1];
+    const float3 a = position[k];
+    const float3 b = position[k + 1 == num_samples ? 0 : k + 1];
     t = closest_parameter(p, a, b);
     const float3 d = p - lerp(a, b, t);
     return dot(d, d);
   }
   TRACK_GEN_HD float segment_distance2(float3 p, int k) const {
     float t;
-    return segment_distance2(p, k, t);
+    return segment_distance2(a_.position, num_samples_, p, k, t);
   }
 
-  TRACK_GEN_HD void scan_segment(float3 p, int k, nearest_segment& best) const {
+  TRACK_GEN_HD static void scan_segment(const float3* position, int num_samples, float3 p, int k,
+                                        nearest_segment& best) {
     float t;
-    const float d2 = segment_distance2(p, k, t);
+    const float d2 = segment_distance2(position, num_samples, p, k, t);
     if (d2 < best.distance2) best = nearest_segment{k, t, d2};
+  }
+  TRACK_GEN_HD void scan_segment(float3 p, int k, nearest_segment& best) const {
+    scan_segment(a_.position, num_samples_, p, k, best);
   }
 
   TRACK_GEN_HD static float square(float v) { return v * v; }
@@ -246,6 +302,54 @@ class track_ref {
   int num_gates_ = 0;
   std::uint32_t status_ = 0;
 };
+
+#if defined(__CUDACC__)
+namespace detail {
+/// `p` of lane `owner`, in every lane.
+__device__ inline float3 shfl_point(float3 p, int owner) {
+  constexpr unsigned all_lanes = 0xffffffffu;
+  return f3(__shfl_sync(all_lanes, p.x, owner), __shfl_sync(all_lanes, p.y, owner), __shfl_sync(all_lanes, p.z, owner));
+}
+
+/// The O(N) searches of a warp, shared by its 32 lanes, which must all call it converged: for
+/// each lane whose `needed` is set, in lane order, every lane runs scan(owner, lane, mine) (its
+/// part of that lane's search: track_ref::scan_segments(q, lane, 32, mine) of the owner's point
+/// q on the owner's track, both taken from the owner by shuffles; coalesced loads), warp_nearest
+/// reduces, and the owner's `best` becomes what scan_segments(q, 0, 1, best) finds from
+/// nearest_segment{}, bit for bit. The other lanes' `best` is left as it was.
+template <class Scan>
+__device__ void warp_full_searches(bool needed, nearest_segment& best, Scan scan) {
+  constexpr unsigned all_lanes = 0xffffffffu;
+  const int lane = lane_index();
+  unsigned waiting = __ballot_sync(all_lanes, needed);
+  while (waiting != 0u) {
+    const int owner = __ffs(static_cast<int>(waiting)) - 1;
+    waiting &= waiting - 1u;
+    nearest_segment mine;
+    scan(owner, lane, mine);
+    const nearest_segment found = warp_nearest(mine);
+    if (lane == owner) best = found;
+  }
+}
+}  // namespace detail
+
+// project() with its O(N) search shared by the warp (the declaration says what it returns).
+__device__ inline projection track_ref::project_warp(float3 p, int hint, int window, float trust_margin,
+                                                     bool active) const {
+  nearest_segment best;
+  // As project(): any window of N or more means the O(N) search.
+  const bool full = active && project_local(p, hint, window > num_samples_ ? num_samples_ : window, best, trust_margin);
+  // The owner's track reaches the other lanes as its samples' pointer and count (the lanes may
+  // follow different tracks).
+  detail::warp_full_searches(full, best, [&](int owner, int lane, nearest_segment& mine) {
+    const auto* samples = reinterpret_cast<const float3*>(
+        __shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(a_.position), owner));
+    const int n = __shfl_sync(0xffffffffu, num_samples_, owner);
+    scan_segments(samples, n, detail::shfl_point(p, owner), lane, 32, mine);
+  });
+  return active ? projection_at(p, best, full) : projection{};
+}
+#endif
 
 /// The axes of a gate's frame: x forward (the gate normal), y left (horizontal), z up
 /// (forward x left). Roll-free: the left axis is level, so a gate only yaws and pitches.

@@ -59,17 +59,34 @@ struct course_contacts_op {
   int window;
   contact_arrays out;
   float trust_margin;  ///< half of track_params::validate.clearance_margin [m]
-  TRACK_GEN_HD void operator()(int e) const {
-    const box b{centres[e], orientations[e], half_extents[e]};
-    const track_ref tr = view.track(e);
-    const float margin = (tr.status() & status::valid) != 0u ? trust_margin : 0.0f;
-    const box_contact c = collide_box(tr, b, hints[e], window, margin);
+  TRACK_GEN_HD box box_of(int e) const { return box{centres[e], orientations[e], half_extents[e]}; }
+  /// The trust margin of track `tr`: trust_margin on a track that passed validation, else 0.
+  TRACK_GEN_HD float margin_of(const track_ref& tr) const {
+    return (tr.status() & status::valid) != 0u ? trust_margin : 0.0f;
+  }
+  TRACK_GEN_HD void write(int e, const box_contact& c) const {
     out.contact_flags[e] = c.flags;
     out.clearance[e] = c.clearance;
     out.contact_point[e] = c.nearest;
     out.contact_normal[e] = c.normal;
     out.contact_border[e] = static_cast<int>(c.border);
   }
+  TRACK_GEN_HD void operator()(int e) const {
+    const track_ref tr = view.track(e);
+    write(e, collide_box(tr, box_of(e), hints[e], window, margin_of(tr)));
+  }
+#if defined(__CUDACC__)
+  /// operator()(e) by every lane of a warp (query_kernel calls it on the CUDA backend:
+  /// collide_box_warp, the same contacts bit for bit, the O(N) searches shared); `active` false
+  /// for a lane past the last env, which reads env 0's inputs instead and discards them (as
+  /// collide_boxes_op::warp).
+  __device__ void warp(int e, bool active) const {
+    const int x = active ? e : 0;
+    const track_ref tr = view.track(x);
+    const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active);
+    if (active) write(e, c);
+  }
+#endif
 };
 
 }  // namespace track_gen::detail

@@ -8,21 +8,40 @@
 
 #include <cuda_runtime_api.h>
 
+#include <type_traits>
+#include <utility>
+
 namespace track_gen::detail {
 
 /// Threads per block of the query kernel: the operations are independent per env (no block
-/// collectives), so any multiple of 32 works; 128 keeps small batches spread over the SMs.
+/// collectives), so any multiple of 32 works (a multiple it must be: the warp-wide forms need
+/// full warps); 128 keeps small batches spread over the SMs.
 inline constexpr int query_block_threads = 128;
+static_assert(query_block_threads % 32 == 0, "the warp-wide forms (has_warp_form) need full warps");
 
-/// Thread e runs op(e) for e < count. The operation is copied to a local first: the step kernel
-/// found member calls on a kernel argument misreading parameter space inside a WHILE body
+/// Whether Op has a warp-wide form `op.warp(e, active)`, which every lane of a warp calls
+/// (collide_boxes_op, course_contacts_op: the O(N) searches shared by the warp).
+template <class Op, class = void>
+struct has_warp_form : std::false_type {};
+template <class Op>
+struct has_warp_form<Op, std::void_t<decltype(std::declval<const Op&>().warp(0, true))>> : std::true_type {};
+
+/// Thread e runs op(e) for e < count; an operation with a warp-wide form has every thread call
+/// op.warp(e, e < count) instead, with no early return (query_block_threads is a multiple of
+/// 32, so every warp is full). The operation is copied to a local first: the step kernel found
+/// member calls on a kernel argument misreading parameter space inside a WHILE body
 /// (progress/kernels.cuh); a local copy is what its resident view amounts to once read.
 template <class Op>
 __global__ void __launch_bounds__(query_block_threads) query_kernel(const Op op, int count) {
   const int e = static_cast<int>(blockIdx.x) * query_block_threads + static_cast<int>(threadIdx.x);
-  if (e >= count) return;
-  const Op local = op;
-  local(e);
+  if constexpr (has_warp_form<Op>::value) {
+    const Op local = op;
+    local.warp(e, e < count);
+  } else {
+    if (e >= count) return;
+    const Op local = op;
+    local(e);
+  }
 }
 
 /// The CUDA backend of the batch queries: one launch of query_kernel<Op> on `stream` (recorded
