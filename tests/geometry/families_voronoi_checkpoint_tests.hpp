@@ -268,9 +268,8 @@ TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winne
   CHECK(closed >= 190);
 }
 
-TEST_CASE("checkpoint_walk: the spline spends a dense budget; the plan holds every track's samples") {
+TEST_CASE("the families but polar spend a dense budget; the plan holds every track's samples") {
   namespace tg = track_gen;
-  using stage = tg::stages::checkpoint_walk;
   // The rule, against its definition in double: min(per, max(4, ceil(budget / m))), per without a budget.
   for (int per : {4, 7, 32, 64, 256})
     for (int budget : {0, 100, 512, 1024})
@@ -279,47 +278,71 @@ TEST_CASE("checkpoint_walk: the spline spends a dense budget; the plan holds eve
         const int expected = budget == 0 ? per : static_cast<int>(std::min<double>(per, std::max(4.0, share)));
         CHECK(tg::detail::budgeted_samples_per_segment(per, budget, m) == expected);
       }
-  tg::track_params p = tg::presets::track(1);
-  p.seed = 5;
-  p.generator.family = tg::generator_family::checkpoint;
-  CHECK(stage::dense_budget(p) == stage::dense_budget_segments * p.spline.samples_per_segment);
-  const tg::detail::generator_inputs in = tg::detail::generator_inputs::make(
-      p, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
-  const int capacity = in.plan.scratch.dense_capacity;
-  // The walks' scratch (K candidates of walk_capacity each) and the ellipse fit.
-  CHECK(capacity >= p.checkpoint.candidates * stage::walk_capacity(p));
-  CHECK(capacity >= 16 * p.spline.samples_per_segment);
-  int most = 0;
-  for (std::uint32_t env = 0; env < 200; ++env) {
-    CAPTURE(env);
-    stage_bench b(stage::max_control_points(p), p, env, 0);
-    stage::run(b.ctx, b.ws, p);
-    tg::stages::catmull_rom::run(b.ctx, b.ws, p);
-    const int m = b.ws.num_control;
-    const int per = std::min(p.spline.samples_per_segment,
-                             std::max(4, (stage::dense_budget(p) + m - 1) / m));
-    CHECK(b.ws.num_dense == m * per);
-    CHECK(b.ws.num_dense <= capacity);
-    // The samples are the spline's: segment i's first sample is control point i.
-    for (int i = 0; i < m; ++i) CHECK((b.ws.dense[i * per].x == b.ws.control[i].x && b.ws.dense[i * per].y == b.ws.control[i].y));
-    most = std::max(most, b.ws.num_dense);
-  }
-  // At the defaults: about 16 segments' worth (512), far below walk_capacity x 32.
-  CHECK(most <= stage::dense_budget(p) + stage::walk_capacity(p));
-  // Other families keep M x samples_per_segment, and a mix the largest of its families'.
+  // The most over m, against a plain loop in double.
+  for (int per : {4, 32, 64})
+    for (int max_m : {1, 16, 17, 97, 200}) {
+      double most = 0.0;
+      for (int m = 1; m <= max_m; ++m)
+        most = std::max(most, m * std::min<double>(per, std::max(4.0, std::ceil(24.0 * per / m))));
+      CHECK(tg::detail::budgeted_max_dense_samples(per, tg::detail::family_dense_budget(per), max_m) == static_cast<int>(most));
+    }
+  tg::track_params base = tg::presets::track(1);
+  base.seed = 5;
+  const int budget = tg::detail::family_dense_budget(base.spline.samples_per_segment);
+  CHECK(budget == 24 * base.spline.samples_per_segment);
   for (tg::generator_family f : {tg::generator_family::polar, tg::generator_family::bezier, tg::generator_family::hull,
-                                 tg::generator_family::voronoi}) {
-    tg::track_params q = p;
-    q.generator.family = f;
-    CHECK(tg::stages::random_family::max_dense_samples(q) ==
-          tg::stages::random_family::max_control_points(q) * q.spline.samples_per_segment);
+                                 tg::generator_family::voronoi, tg::generator_family::checkpoint}) {
+    CAPTURE(static_cast<int>(f));
+    tg::track_params p = base;
+    p.generator.family = f;
+    const bool budgeted = f != tg::generator_family::polar;
+    const tg::detail::generator_inputs in = tg::detail::generator_inputs::make(
+        p, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
+    const int capacity = in.plan.scratch.dense_capacity;
+    CHECK(capacity >= 16 * p.spline.samples_per_segment);  // the fallback ellipse fits
+    if (f == tg::generator_family::checkpoint)  // the walks' scratch: K candidates of walk_capacity each
+      CHECK(capacity >= p.checkpoint.candidates * tg::stages::checkpoint_walk::walk_capacity(p));
+    const int max_m = tg::stages::random_family::max_control_points(p);
+    // Polar keeps M x samples_per_segment (its tracks are the track preset's); the others
+    // at most the budget's largest spline.
+    if (budgeted)
+      CHECK(tg::stages::random_family::max_dense_samples(p) >=
+            tg::detail::budgeted_max_dense_samples(p.spline.samples_per_segment, budget, max_m));
+    else
+      CHECK(tg::stages::random_family::max_dense_samples(p) == max_m * p.spline.samples_per_segment);
+    int most = 0;
+    for (std::uint32_t env = 0; env < 100; ++env) {
+      CAPTURE(env);
+      stage_bench b(max_m, p, env, 0);
+      b.ws.dense_budget = 0;
+      b.ws.relax_neighbours = 2;
+      tg::stages::random_family::run(b.ctx, b.ws, p);
+      CHECK(b.ws.dense_budget == (budgeted ? budget : 0));
+      tg::stages::catmull_rom::run(b.ctx, b.ws, p);
+      const int m = b.ws.num_control;
+      const int per = budgeted ? std::min(p.spline.samples_per_segment, std::max(4, (budget + m - 1) / m))
+                               : p.spline.samples_per_segment;
+      CHECK(b.ws.num_dense == m * per);
+      CHECK(b.ws.num_dense <= capacity);
+      // The samples are the spline's: segment i's first sample is control point i.
+      for (int i = 0; i < m; ++i)
+        CHECK((b.ws.dense[i * per].x == b.ws.control[i].x && b.ws.dense[i * per].y == b.ws.control[i].y));
+      most = std::max(most, b.ws.num_dense);
+    }
+    // About 24 segments' worth (768 at the defaults) plus at most one sample of rounding per control point.
+    if (budgeted) CHECK(most <= budget + max_m);
   }
-  tg::track_params mix = p;
+  tg::track_params mix = base;
   for (float& w : mix.generator.weights) w = 1.0f;
+  tg::track_params alone = base;
+  alone.generator.family = tg::generator_family::checkpoint;
+  const tg::detail::generator_inputs single = tg::detail::generator_inputs::make(
+      alone, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
   const tg::detail::generator_inputs mixed = tg::detail::generator_inputs::make(
       mix, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
-  CHECK(mixed.plan.scratch.dense_capacity >= capacity);
-  CHECK(mixed.plan.scratch.control_capacity == stage::walk_capacity(p));
+  CHECK(mixed.plan.scratch.dense_capacity >= single.plan.scratch.dense_capacity);
+  // The largest family at the defaults is the checkpoint walk (97 points against bezier 48, hull 48, voronoi 56).
+  CHECK(mixed.plan.scratch.control_capacity == tg::stages::checkpoint_walk::walk_capacity(mix));
 }
 
 TEST_CASE("checkpoint_walk: a walk keeps at most walk_capacity points; a longer one ranks last") {

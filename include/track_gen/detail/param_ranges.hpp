@@ -206,8 +206,8 @@ inline constexpr param_range param_ranges[] = {
   {param::spline_samples_per_segment, "track_params.spline.samples_per_segment", "", true, 4, 256, bound::closed,
    bound::closed, nullptr,
    "a few samples per segment at least (resample evaluates the spline again between them); the M x this dense "
-   "samples sit in one block's shared memory (the checkpoint family spends a budget of 16 x this over its M "
-   "segments instead, at least 4 each)"},
+   "samples sit in one block's shared memory (the bezier, hull, voronoi and checkpoint families spend a budget "
+   "of 24 x this over their M segments instead, at least 4 each)"},
   {param::validate_length_min, "track_params.validate.length_min", "m", false, 1e-3, max_length, bound::closed,
    bound::closed, nullptr, "a track has a length (1 mm at least); lengths stay <= 1e6 m"},
   {param::validate_length_max, "track_params.validate.length_max", "m", false, 1e-3, max_length, bound::closed,

@@ -37,6 +37,30 @@ TRACK_GEN_HD constexpr int budgeted_samples_per_segment(int per, int budget, int
   return at_least < per ? at_least : per;
 }
 
+/// Control segments whose full samples_per_segment make the dense budget of the generator
+/// families that write many control points (bezier, hull, voronoi, checkpoint): such a spline
+/// gets about as many dense samples as a 24-point spline at full density (768 at the default
+/// 32 a segment), so a track of 48 control points is resampled from 768 samples (16 a segment)
+/// instead of 1,536, and the scratch holds at most 855 (95 x 9, a checkpoint walk). Splines of
+/// at most 24 control points (the polar family's 12) keep the full samples_per_segment. 16
+/// segments' worth (11 a segment for 48 points) left the resampled spacing of 3 hull tracks in
+/// 10,240 up to 1.008 % off L / N (the independent checker allows 1 %).
+inline constexpr int family_dense_budget_segments = 24;
+
+/// The dense budget of those families for samples_per_segment `per` (ws.dense_budget).
+TRACK_GEN_HD constexpr int family_dense_budget(int per) { return family_dense_budget_segments * per; }
+
+/// The most dense samples budgeted_samples_per_segment gives a spline of any count of control
+/// points in [1, max_m] (host; sizes the scratch).
+constexpr int budgeted_max_dense_samples(int per, int budget, int max_m) {
+  int most = 0;
+  for (int m = 1; m <= max_m; ++m) {
+    const int d = m * budgeted_samples_per_segment(per, budget, m);
+    most = d > most ? d : most;
+  }
+  return most;
+}
+
 /// Power form of one spline segment: point(u) = ((c3 u + c2) u + c1) u + c0 for u in [0, 1].
 struct spline_segment {
   float3 c0, c1, c2, c3;

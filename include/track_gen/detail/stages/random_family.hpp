@@ -74,14 +74,13 @@ struct random_family {
                                         checkpoint_walk::max_control_points(p)});
   }
 
-  /// The most dense samples any family that `p` can draw makes (host; sizes the scratch): a
-  /// family's max_control_points x spline.samples_per_segment, checkpoint_walk's own count (it
-  /// sets a dense budget) for the checkpoint family.
+  /// The most dense samples any family that `p` can draw makes (host; sizes the scratch): the
+  /// polar family's control points x spline.samples_per_segment, each other family's own count
+  /// (they set the families' dense budget).
   static int max_dense_samples(const track_params& p) {
-    const int per = p.spline.samples_per_segment;
-    return largest_in_use(p.generator, {random_polar::max_control_points(p) * per, bezier_corners::max_control_points(p) * per,
-                                        hull_corners::max_control_points(p) * per, voronoi_sites::max_control_points(p) * per,
-                                        checkpoint_walk::max_dense_samples(p)});
+    return largest_in_use(p.generator, {random_polar::max_control_points(p) * p.spline.samples_per_segment,
+                                        bezier_corners::max_dense_samples(p), hull_corners::max_dense_samples(p),
+                                        voronoi_sites::max_dense_samples(p), checkpoint_walk::max_dense_samples(p)});
   }
 
   template <class Ctx>

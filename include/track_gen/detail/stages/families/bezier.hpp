@@ -7,6 +7,7 @@
 /// each corner that bisects its two edges' directions (blended toward the incoming edge by
 /// `edgy`), handles `rad` times the distance to the neighbour. Written from that description.
 
+#include <track_gen/detail/stages/catmull_rom_eval.hpp>
 #include <track_gen/detail/stages/families/corner_points.hpp>
 #include <track_gen/params.hpp>
 
@@ -25,6 +26,13 @@ namespace track_gen::stages {
 /// M = corners x samples_per_piece control points of the shared Catmull-Rom spline, which
 /// follows the Bezier curve closely (it interpolates these samples). z = 0.
 ///
+/// The control points are samples of one curve, about 1 m apart, not the corners of a polygon:
+/// stages::repulsive leaves the samples_per_piece segments on either side of a point alone
+/// (ws.relax_neighbours; the segments of its own and the next piece), else a corner's own bend
+/// reads as the track coming back on itself and the relaxation never settles (68 % of bezier
+/// tracks ran all its iterations with 2). The spline gets the families' dense budget
+/// (detail::family_dense_budget).
+///
 /// Random stream: stage 10; draws 0 .. detail::family_corner_draws - 1 (the corners).
 /// Scratch: ws.control_next (corners), ws.dense (tangents and handle lengths), ws.dense_s[0].
 struct bezier_corners {
@@ -34,6 +42,14 @@ struct bezier_corners {
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
   /// corners_max x samples_per_piece.
   static int max_control_points(const track_params& p) { return p.bezier.corners_max * p.bezier.samples_per_piece; }
+
+  /// Most dense samples the spline makes from them under the dense budget (host; sizes the
+  /// scratch); at least the 2 x corners_max tangents and handles the stage keeps in ws.dense.
+  static int max_dense_samples(const track_params& p) {
+    const int per = p.spline.samples_per_segment;
+    const int d = detail::budgeted_max_dense_samples(per, detail::family_dense_budget(per), max_control_points(p));
+    return d > 2 * p.bezier.corners_max ? d : 2 * p.bezier.corners_max;
+  }
 
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
@@ -69,6 +85,8 @@ struct bezier_corners {
       ws.control[w] = p0 * (s * s * s) + p1 * (3.0f * s * s * t) + p2 * (3.0f * s * t * t) + p3 * (t * t * t);
     }
     ws.num_control = m;
+    ws.relax_neighbours = k > 2 ? k : 2;
+    ws.dense_budget = detail::family_dense_budget(p.spline.samples_per_segment);
     ctx.sync();
   }
 };

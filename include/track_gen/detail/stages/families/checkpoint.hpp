@@ -88,17 +88,13 @@ struct checkpoint_walk {
     return k > c.checkpoints ? k : c.checkpoints;
   }
 
-  /// Control segments whose full spline.samples_per_segment make the dense budget: a walk of
-  /// many points (31 on average at the defaults, up to walk_capacity = 97) gets about as many
-  /// dense samples as a 16-point spline at full density (budget 512 at the default 32 a segment:
-  /// 17 a segment for 31 points, 527 samples about 7 cm apart on a 39 m loop, against 992 at 32),
-  /// and the scratch holds at most 595 samples (85 x 7) instead of 97 x 32. Walks of at most 16 points, and
-  /// the at most 12 gates a gate course keeps of them, still get the full samples_per_segment.
-  static constexpr int dense_budget_segments = 16;
-
-  /// The dense budget this stage sets (ws.dense_budget; detail::budgeted_samples_per_segment).
+  /// The dense budget this stage sets (ws.dense_budget: detail::family_dense_budget). A walk
+  /// of 31 points (the mean at the defaults; up to walk_capacity = 97) gets 25 samples a segment,
+  /// 775 samples about 5 cm apart on a 39 m loop, against 992 at 32; the scratch holds at most
+  /// 855 samples (95 x 9) instead of 97 x 32. Walks of at most 24 points, and the at most 12
+  /// gates a gate course keeps of them, still get the full samples_per_segment.
   TRACK_GEN_HD static int dense_budget(const track_params& p) {
-    return dense_budget_segments * p.spline.samples_per_segment;
+    return detail::family_dense_budget(p.spline.samples_per_segment);
   }
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch): one
@@ -110,12 +106,9 @@ struct checkpoint_walk {
   /// and at least the K candidates' points, which the walks keep in the dense scratch.
   static int max_dense_samples(const track_params& p) {
     const int n = walk_capacity(p);
-    int most = p.checkpoint.candidates * n;
-    for (int m = 1; m <= n; ++m) {
-      const int d = m * detail::budgeted_samples_per_segment(p.spline.samples_per_segment, dense_budget(p), m);
-      most = d > most ? d : most;
-    }
-    return most;
+    const int spline = detail::budgeted_max_dense_samples(p.spline.samples_per_segment, dense_budget(p), n);
+    const int walks = p.checkpoint.candidates * n;
+    return spline > walks ? spline : walks;
   }
 
   /// The wrapped angle in [-pi, pi).

@@ -6,6 +6,7 @@
 /// construction (random points, hull, midpoint displacement; G. Maciel, "Generating procedural
 /// racetracks", 2014; TrackGen's `hull` generator); written from that description.
 
+#include <track_gen/detail/stages/catmull_rom_eval.hpp>
 #include <track_gen/detail/stages/families/corner_points.hpp>
 #include <track_gen/params.hpp>
 
@@ -21,7 +22,7 @@ namespace track_gen::stages {
 /// [-displacement, displacement]. Then `chaikin_passes` passes of Chaikin's corner cutting
 /// (each doubles the points) spread every corner's turn over two points, so that the spline's
 /// bends are not tighter than the polygon's edges allow: M = 2 x corners x 2^chaikin_passes
-/// control points, z = 0.
+/// control points, z = 0. The spline gets the families' dense budget (detail::family_dense_budget).
 ///
 /// Random stream: stage 11; draws 0 .. detail::family_corner_draws - 1 (the corners), then
 /// draw family_corner_draws + i for edge i. Scratch: ws.control_next (corners, then a Chaikin pass), ws.dense (the 2n
@@ -33,6 +34,14 @@ struct hull_corners {
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
   /// 2 x corners_max x 2^chaikin_passes.
   static int max_control_points(const track_params& p) { return (2 * p.hull.corners_max) << p.hull.chaikin_passes; }
+
+  /// Most dense samples the spline makes from them under the dense budget (host; sizes the
+  /// scratch); at least the 2 x corners_max points the stage keeps in ws.dense.
+  static int max_dense_samples(const track_params& p) {
+    const int per = p.spline.samples_per_segment;
+    const int d = detail::budgeted_max_dense_samples(per, detail::family_dense_budget(per), max_control_points(p));
+    return d > 2 * p.hull.corners_max ? d : 2 * p.hull.corners_max;
+  }
 
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
@@ -70,6 +79,7 @@ struct hull_corners {
       m *= 2;
     }
     ws.num_control = m;
+    ws.dense_budget = detail::family_dense_budget(p.spline.samples_per_segment);
     ctx.sync();
   }
 };

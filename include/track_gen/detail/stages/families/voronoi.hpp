@@ -3,6 +3,7 @@
 /// The `voronoi` generator family: stages::voronoi_sites (issue 13, item 1).
 
 #include <track_gen/detail/math.hpp>
+#include <track_gen/detail/stages/catmull_rom_eval.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
 
@@ -50,6 +51,15 @@ struct voronoi_sites {
   /// K x 2^chaikin_rounds.
   static int max_control_points(const track_params& p) {
     return p.voronoi.control_points << p.voronoi.chaikin_rounds;
+  }
+
+  /// Most dense samples the spline makes from them under the families' dense budget
+  /// (detail::family_dense_budget; host, sizes the scratch); at least the K + 1 sites and counts
+  /// the stage keeps in ws.dense and ws.dense_s.
+  static int max_dense_samples(const track_params& p) {
+    const int per = p.spline.samples_per_segment;
+    const int d = detail::budgeted_max_dense_samples(per, detail::family_dense_budget(per), max_control_points(p));
+    return d > p.voronoi.control_points + 1 ? d : p.voronoi.control_points + 1;
   }
 
   /// The site of cell (ix, iy) and its id (the draw it came from, below 2^24: exact as a float).
@@ -173,6 +183,7 @@ struct voronoi_sites {
     ws.num_control = static_cast<int>(ws.dense_s[k]);
     // After r rounds a corner and its two edges span 2^r points: neighbours, not other sections.
     ws.relax_neighbours = (1 << v.chaikin_rounds) > 2 ? 1 << v.chaikin_rounds : 2;
+    ws.dense_budget = detail::family_dense_budget(p.spline.samples_per_segment);
     ctx.sync();  // every thread has read the count before a later stage reuses dense_s
   }
 };
