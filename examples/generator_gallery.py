@@ -4,8 +4,9 @@ drawn with their road borders and gates, titled with each track's compactness 4 
 
     PYTHONPATH=python python3 examples/generator_gallery.py --out docs/generators.png
 
-Needs the compiled extension (``scripts/python-check --build-only`` or ``pip install ./python``),
-a CUDA GPU and matplotlib. The tracks are the first six envs of a course of the ``track`` preset
+Needs the compiled extension (``scripts/python-check --build-only`` or ``pip install ./python``)
+and matplotlib; runs on the GPU when there is one (``--device cpu``: the host backend, the same
+tracks up to float rounding). The tracks are the first six envs of a course of the ``track`` preset
 with ``generator=<family>`` (the mixed row: ``generator_weights`` equal on every family)."""
 import argparse
 import math
@@ -31,6 +32,8 @@ def main():
     parser.add_argument("--out", default="generators.png", help="PNG file to write")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tracks", type=int, default=6, help="tracks per row")
+    parser.add_argument("--device", default="cuda:0" if torch.cuda.is_available() else "cpu",
+                        help="torch device of the courses (default: cuda:0 when torch sees a GPU, else cpu)")
     args = parser.parse_args()
 
     import matplotlib
@@ -41,8 +44,9 @@ def main():
     fig, axes = plt.subplots(len(rows), args.tracks, figsize=(2.2 * args.tracks, 2.3 * len(rows)))
     for r, name in enumerate(rows):
         options = ({"generator_weights": {f: 1.0 for f in FAMILIES}} if name == "mix" else {"generator": name})
-        course = Course.track(presets.track(64, device="cuda:0", seed=args.seed, **options), checkpoint_spacing=2.0)
-        torch.cuda.synchronize()
+        course = Course.track(presets.track(64, device=args.device, seed=args.seed, **options), checkpoint_spacing=2.0)
+        if course.tracks.position.is_cuda:
+            torch.cuda.synchronize()
         t = course.tracks
         for c in range(args.tracks):
             ax = axes[r][c]
