@@ -18,6 +18,14 @@
 #define TRACK_GEN_CUDA_COMPILER 0
 #endif
 
+// TRACK_GEN_NOINLINE keeps a function out of line in device code (nvcc's __noinline__); plain
+// C++ compilers decide for themselves.
+#if defined(__CUDACC__)
+#define TRACK_GEN_NOINLINE __noinline__
+#else
+#define TRACK_GEN_NOINLINE
+#endif
+
 // Whether the CUDA runtime headers are reachable (a plain C++ compiler with the toolkit on its
 // include path). The host backend never needs them.
 #if defined(__CUDACC__)

@@ -86,17 +86,36 @@ struct random_family {
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     const generator_family f = detail::draw_family(p.generator, ws.seed, ws.global_env, ws.episode, stage_id);
-    switch (f) {
-      case generator_family::bezier: bezier_corners::run(ctx, ws, p); break;
-      case generator_family::hull: hull_corners::run(ctx, ws, p); break;
-      case generator_family::voronoi: voronoi_sites::run(ctx, ws, p); break;
-      case generator_family::checkpoint: checkpoint_walk::run(ctx, ws, p); break;
-      case generator_family::polar:
-      default: random_polar::run(ctx, ws, p); break;
+    if (f == generator_family::polar) {
+      random_polar::run(ctx, ws, p);
+      return;
     }
+    // The other families run out of line on a copy of the workspace, and the fields they set
+    // come back: the block's own workspace never has its address taken by a call, so it stays
+    // in registers with its scratch pointers known to be shared memory. Inlined, or called
+    // with the workspace itself, the kernel kept it in local memory and reached the scratch
+    // of every stage through generic loads: 2.5x the time of the same polar tracks
+    // (docs/performance-log.md, entry 24).
+    detail::workspace family_ws = ws;
+    switch (f) {
+      case generator_family::bezier: run_out_of_line<bezier_corners>(ctx, family_ws, p); break;
+      case generator_family::hull: run_out_of_line<hull_corners>(ctx, family_ws, p); break;
+      case generator_family::voronoi: run_out_of_line<voronoi_sites>(ctx, family_ws, p); break;
+      case generator_family::checkpoint:
+      default: run_out_of_line<checkpoint_walk>(ctx, family_ws, p); break;
+    }
+    ws.num_control = family_ws.num_control;
+    ws.relax_neighbours = family_ws.relax_neighbours;
+    ws.dense_budget = family_ws.dense_budget;
   }
 
  private:
+  /// Stage::run, kept out of line in device code (run says why).
+  template <class Stage, class Ctx>
+  TRACK_GEN_HD TRACK_GEN_NOINLINE static void run_out_of_line(Ctx& ctx, detail::workspace& ws, const track_params& p) {
+    Stage::run(ctx, ws, p);
+  }
+
   /// The largest of `values` (one per family, in generator_family order) over the families `g`
   /// can draw; 0 when none.
   static int largest_in_use(const generator_params& g, const int (&values)[num_generator_families]) {
