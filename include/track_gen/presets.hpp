@@ -16,9 +16,9 @@ using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages:
 /// generator family, one per batch (`generator.family`) or a mix drawn per env and episode
 /// (`generator.weights`), in one launch (docs/generators.md). With the default parameters its
 /// tracks are track_pipeline's bit for bit. It is a pipeline of its own because its kernel
-/// holds every family's code: 96 registers and a 3.2 KB stack frame per thread at 64 threads per
-/// block (`ptxas -v`, sm_90), against track_pipeline's 72 registers and 56 bytes, which would
-/// cost the batches that only draw polar tracks.
+/// holds every family's code, which costs the batches that only draw polar tracks: at its
+/// 72-register cap it spills where track_pipeline's kernel does not, and the same polar tracks
+/// take 2.4x as long (docs/performance-log.md, entries 12 and 24).
 using family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
                                  stages::frames, stages::checkpoints, stages::validate>;
 

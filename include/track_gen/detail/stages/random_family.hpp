@@ -94,8 +94,8 @@ struct random_family {
     // come back: the block's own workspace never has its address taken by a call, so it stays
     // in registers with its scratch pointers known to be shared memory. Inlined, or called
     // with the workspace itself, the kernel kept it in local memory and reached the scratch
-    // of every stage through generic loads: 2.5x the time of the same polar tracks
-    // (docs/performance-log.md, entry 24).
+    // of every stage through generic loads (2-7 % of the families' time on the H200;
+    // docs/performance-log.md, entry 24).
     detail::workspace family_ws = ws;
     switch (f) {
       case generator_family::bezier: run_out_of_line<bezier_corners>(ctx, family_ws, p); break;
