@@ -299,17 +299,20 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
     const tg::detail::generator_inputs in = tg::detail::generator_inputs::make(
         p, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
     const int capacity = in.plan.scratch.dense_capacity;
-    CHECK(capacity >= 16 * p.spline.samples_per_segment);  // the fallback ellipse fits
+    // The plan's dense capacity at the defaults, worked out by hand: polar 16 (the fallback
+    // ellipse) x 32; bezier max over m <= 48 of m x min(32, max(4, ceil(768 / m))) = 45 x 18;
+    // hull and voronoi m <= 56: 51 x 16; checkpoint m <= 97: 95 x 9 (above its 4 walks of 97).
+    const int expected_capacity[] = {512, 810, 816, 816, 855};
+    CHECK(capacity == expected_capacity[static_cast<int>(f)]);
     if (f == tg::generator_family::checkpoint)  // the walks' scratch: K candidates of walk_capacity each
       CHECK(capacity >= p.checkpoint.candidates * tg::stages::checkpoint_walk::walk_capacity(p));
     const int max_m = tg::stages::random_family::max_control_points(p);
-    // Polar keeps M x samples_per_segment (its tracks are the track preset's); the others
-    // at most the budget's largest spline.
-    if (budgeted)
-      CHECK(tg::stages::random_family::max_dense_samples(p) >=
-            tg::detail::budgeted_max_dense_samples(p.spline.samples_per_segment, budget, max_m));
-    else
-      CHECK(tg::stages::random_family::max_dense_samples(p) == max_m * p.spline.samples_per_segment);
+    // Polar keeps M x samples_per_segment (its tracks are the track preset's).
+    if (!budgeted) CHECK(tg::stages::random_family::max_dense_samples(p) == max_m * p.spline.samples_per_segment);
+    // The relaxation's neighbour band each family leaves behind (random_family copies it back
+    // from the family's out-of-line run): a Bezier piece's samples, voronoi's 2^rounds Chaikin
+    // points, 2 otherwise.
+    const int expected_band[] = {2, std::max(p.bezier.samples_per_piece, 2), 2, std::max(1 << p.voronoi.chaikin_rounds, 2), 2};
     int most = 0;
     for (std::uint32_t env = 0; env < 100; ++env) {
       CAPTURE(env);
@@ -318,6 +321,7 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
       b.ws.relax_neighbours = 2;
       tg::stages::random_family::run(b.ctx, b.ws, p);
       CHECK(b.ws.dense_budget == (budgeted ? budget : 0));
+      CHECK(b.ws.relax_neighbours == expected_band[static_cast<int>(f)]);
       tg::stages::catmull_rom::run(b.ctx, b.ws, p);
       const int m = b.ws.num_control;
       const int per = budgeted ? std::min(p.spline.samples_per_segment, std::max(4, (budget + m - 1) / m))
@@ -341,7 +345,7 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
   const tg::detail::generator_inputs mixed = tg::detail::generator_inputs::make(
       mix, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
   CHECK(mixed.plan.scratch.dense_capacity >= single.plan.scratch.dense_capacity);
-  // The largest family at the defaults is the checkpoint walk (97 points against bezier 48, hull 48, voronoi 56).
+  // The largest family at the defaults is the checkpoint walk (97 points against bezier 48, hull 56, voronoi 56).
   CHECK(mixed.plan.scratch.control_capacity == tg::stages::checkpoint_walk::walk_capacity(mix));
 }
 

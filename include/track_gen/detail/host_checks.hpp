@@ -244,7 +244,8 @@ inline void check_scratch_bytes(std::size_t bytes, std::size_t control_capacity,
       r.name + " are supported (" + r.reason +
       "): lower the control points of the generator families in use (polar.control_points; bezier.corners_max x "
       "samples_per_piece; hull.corners_max x 2^(chaikin_passes + 1); voronoi.control_points x 2^chaikin_rounds; "
-      "checkpoint.max_steps x step_length / control_spacing, and its candidates), spline.samples_per_segment, "
+      "checkpoint.max_steps x step_length / control_spacing, at most 2 x validate.length_max / control_spacing, and "
+      "its candidates), spline.samples_per_segment, "
       "num_samples or the "
       "points of the user tracks");
 }

@@ -180,7 +180,7 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
 }
 
 /// The worst-case operations of one track with parameters `p` (cost_estimate says what is
-/// counted): `dense` dense samples (M x samples_per_segment for random tracks, the plan's dense
+/// counted): `dense` dense samples (random_dense_capacity for random tracks, the plan's dense
 /// capacity for user tracks), `random`: the random stages run (not user tracks), `grid`: the
 /// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the three
 /// terms (repulsive, per-attempt shaping and clearance, dense_repulsive) for messages.

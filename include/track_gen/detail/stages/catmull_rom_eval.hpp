@@ -42,9 +42,9 @@ TRACK_GEN_HD constexpr int budgeted_samples_per_segment(int per, int budget, int
 /// gets about as many dense samples as a 24-point spline at full density (768 at the default
 /// 32 a segment), so a track of 48 control points is resampled from 768 samples (16 a segment)
 /// instead of 1,536, and the scratch holds at most 855 (95 x 9, a checkpoint walk). Splines of
-/// at most 24 control points (the polar family's 12) keep the full samples_per_segment. 16
-/// segments' worth (11 a segment for 48 points) left the resampled spacing of 3 hull tracks in
-/// 10,240 up to 1.008 % off L / N (the independent checker allows 1 %).
+/// at most 24 control points keep the full samples_per_segment (the polar family sets no budget
+/// at all). 16 segments' worth (11 a segment for 48 points) left the resampled spacing of 3 hull
+/// tracks in 10,240 up to 1.008 % off L / N (the independent checker allows 1 %).
 inline constexpr int family_dense_budget_segments = 24;
 
 /// The dense budget of those families for samples_per_segment `per` (ws.dense_budget).

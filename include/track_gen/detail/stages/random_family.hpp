@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// stages::random_family: the generate stage that draws each env's generator family and runs
-/// it. The families' stages are registered in `family_stages` below, in generator_family order.
+/// it: the families' stages, in generator_family order, are the cases of random_family::run.
 
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/stages/families/bezier.hpp>
@@ -101,8 +101,8 @@ struct random_family {
       case generator_family::bezier: run_out_of_line<bezier_corners>(ctx, family_ws, p); break;
       case generator_family::hull: run_out_of_line<hull_corners>(ctx, family_ws, p); break;
       case generator_family::voronoi: run_out_of_line<voronoi_sites>(ctx, family_ws, p); break;
-      case generator_family::checkpoint:
-      default: run_out_of_line<checkpoint_walk>(ctx, family_ws, p); break;
+      case generator_family::checkpoint: run_out_of_line<checkpoint_walk>(ctx, family_ws, p); break;
+      default: random_polar::run(ctx, ws, p); return;  // not a family (the host checks refuse it): polar, as before
     }
     ws.num_control = family_ws.num_control;
     ws.relax_neighbours = family_ws.relax_neighbours;

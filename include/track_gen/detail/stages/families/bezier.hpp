@@ -27,8 +27,8 @@ namespace track_gen::stages {
 /// follows the Bezier curve closely (it interpolates these samples). z = 0.
 ///
 /// The control points are samples of one curve, about 1 m apart, not the corners of a polygon:
-/// stages::repulsive leaves the samples_per_piece segments on either side of a point alone
-/// (ws.relax_neighbours; the segments of its own and the next piece), else a corner's own bend
+/// stages::repulsive leaves max(samples_per_piece, 2) segments on either side of a point alone
+/// (ws.relax_neighbours: a piece's worth each way), else a corner's own bend
 /// reads as the track coming back on itself and the relaxation never settles (68 % of bezier
 /// tracks ran all its iterations with 2). The spline gets the families' dense budget
 /// (detail::family_dense_budget).

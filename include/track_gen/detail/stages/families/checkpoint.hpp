@@ -48,7 +48,10 @@ namespace track_gen::stages {
 ///
 /// Dense samples: the stage sets a dense budget (dense_budget), so the spline gives a walk of M
 /// points min(samples_per_segment, max(4, ceil(budget / M))) samples a segment: the scratch holds
-/// about max(budget, 4 x walk_capacity) samples instead of walk_capacity x samples_per_segment.
+/// about max(budget, 4 x walk_capacity, K x walk_capacity) samples (the spline's, or the K
+/// candidates' walks) instead of walk_capacity x samples_per_segment. The bound on a walk's points
+/// comes from validate.length_max: in a gate course, which keeps only max_gates of them, a walk
+/// of more than walk_capacity points ranks last although its course could be short enough.
 ///
 /// Block work: candidate k runs on thread k mod size (its walk is serial), writing its points to
 /// ws.dense [k n, (k + 1) n) (n = walk_capacity) and its key and count to ws.dense_s [2k, 2k + 1];
