@@ -167,6 +167,18 @@ def test_writers_refuse_what_the_readers_would_not_read_back(tmp_path):
     assert tc.parse_circuit(doc.replace("\\ud800", "\\ud83d\\ude00"), "json", "s.json").points[1] == (1.0, 0.0, 0.0)
 
 
+def test_a_0d_bool_tensor_is_not_a_coordinate():
+    """A 0-d bool tensor has __float__ and a type name without "bool": it was written as 1.0."""
+    torch = pytest.importorskip("torch")
+    pts, _ = _wobbly(8)
+    rows = [list(p) for p in pts]
+    rows[2][0] = torch.tensor(True)
+    with pytest.raises(ValueError, match=re.escape("points[2]") + ".*is not a number"):
+        tc.format_circuit(rows, format="json")
+    rows[2][0] = torch.tensor(1.5)  # a 0-d float tensor is a number
+    assert "1.5" in tc.format_circuit(rows, format="json")
+
+
 # The bytes tests/io/circuits_test.cpp reads: both readers are held to the same answers.
 _ROOT = Path(__file__).resolve().parents[2]
 _SHARED = _ROOT / "tests" / "io" / "circuit_files"

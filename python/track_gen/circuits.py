@@ -326,8 +326,9 @@ def _check_strings(doc, name: str) -> None:
 
 def _coordinate(v, where: str, name: str) -> float:
     """A number the readers could read back: a real (numbers.Real, NumPy and 0-d tensor values
-    included), not a bool or a string, within double's range."""
-    if (isinstance(v, (bool, str, bytes)) or "bool" in type(v).__name__
+    included), not a bool (Python's, NumPy's or a tensor's dtype) or a string, within double's
+    range."""
+    if (isinstance(v, (bool, str, bytes)) or "bool" in type(v).__name__ or "bool" in str(getattr(v, "dtype", ""))
             or not isinstance(v, numbers.Real) and not hasattr(v, "__float__")):
         _fail(name, 0, f"{where}: {v!r} is not a number")
     try:
