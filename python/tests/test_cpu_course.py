@@ -267,3 +267,18 @@ def test_track_generator_with_the_seed_system_s_names():
     assert not torch.equal(new.center, kept["center"]) and (gen.course.tracks.episode == 1).all()
     with pytest.raises(ValueError, match="fixed at 16 envs"):
         gen.generate(num_envs=8)
+
+
+@pytest.mark.cpu
+def test_an_out_of_range_seed_name_is_named_as_given():
+    """The seed system's z_* names map to the elevation fields; an error names the field and the
+    name the caller wrote (both bounds of a range: z_max below z_min)."""
+    with pytest.raises(ValueError, match=r"track_params\.elevation\.z_max \[m\] = 1 is out of range.*"
+                                         r"given as z_max is track_params\.elevation\.z_max, "
+                                         r"z_min is track_params\.elevation\.z_min"):
+        Course.track(presets.track(4, device="cpu", z_profile="uniform", z_min=3.0, z_max=1.0))
+    # Given by the library's own name, the message stays the library's.
+    with pytest.raises(ValueError) as caught:
+        Course.track(presets.track(4, device="cpu", elevation={"profile": "uniform", "z_min": 3.0, "z_max": 1.0}))
+    assert "given as" not in str(caught.value)
+    assert presets.track(4, z_max=2.0) == presets.track(4, elevation={"z_max": 2.0})

@@ -33,6 +33,7 @@ import math
 import numbers
 import operator
 import os
+import re
 from typing import Mapping, NamedTuple, Optional, Sequence
 
 from .exec import recording
@@ -442,9 +443,21 @@ class Course:
                 "TORCH_CUDA_ARCH_LIST named one). Use device='cpu', or reinstall with a CUDA build of torch, the CUDA "
                 "toolkit and a GPU visible (or CUDAARCHS=90, say): pip install ./python")
         self.params = params  #: the TrackParams it was built from
-        self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
-                               float(checkpoint_spacing), params.device_index, user, kind, recentre,
-                               flat_variants, env_variant)
+        try:
+            self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
+                                   float(checkpoint_spacing), params.device_index, user, kind, recentre,
+                                   flat_variants, env_variant)
+        except ValueError as e:
+            # Name the seed system's alias the caller wrote (z_max=...) beside the library's field.
+            found = []
+            for name, alias in getattr(params, "given_as", {}).items():
+                m = re.search(re.escape(f"track_params.{name}") + r"(?![\w.])", str(e))
+                if m:
+                    found.append((m.start(), f"{alias} is track_params.{name}"))
+            if not found:
+                raise
+            given = ", ".join(text for _, text in sorted(found))  # in the message's order
+            raise ValueError(f"{e} (given as {given})") from None
         #: environments E, samples per track N, gate slots per track G, gate spacing [m], device
         self.num_envs = int(self._impl.num_envs)
         self.num_samples = int(self._impl.num_samples)

@@ -59,6 +59,9 @@ class TrackParams:
     num_envs: int
     device: str = "cuda:0"
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    #: The seed system's names the overrides were given by, {flattened name: given name} (e.g.
+    #: {"elevation.z_max": "z_max"}), so that an error can name what the caller wrote.
+    given_as: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def env_offset(self) -> int:
@@ -165,7 +168,8 @@ def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
                          "docs/parameters.md has its range)")
     flat = _flatten(overrides)
     flat["seed"] = _check_value("seed", seed)
-    return TrackParams(preset, num_envs, _device_string(device), flat)
+    given_as = {_SEED_NAMES[k]: k for k in overrides if k in _SEED_NAMES}
+    return TrackParams(preset, num_envs, _device_string(device), flat, given_as)
 
 
 def track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackParams:
