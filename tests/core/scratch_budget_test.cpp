@@ -17,7 +17,7 @@ constexpr std::size_t sm90_block_optin_bytes = 232448;
 
 std::size_t scratch_bytes(const tg::track_params& p) {
   return tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false,
-                                         &tg::detail::random_control_points, 0, 0).scratch.bytes;
+                                         {&tg::detail::random_control_points, &tg::detail::random_dense_samples}, 0, 0).scratch.bytes;
 }
 
 }  // namespace
@@ -42,7 +42,7 @@ TEST_CASE("the spline's segments and the repulsive partial sums share one region
   p.polar.control_points = 256;
   const tg::detail::scratch_layout l =
       tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false,
-                                             &tg::detail::random_control_points, 0, 0).scratch;
+                                             {&tg::detail::random_control_points, &tg::detail::random_dense_samples}, 0, 0).scratch;
   tg::detail::workspace ws{};
   std::vector<unsigned char> base(l.bytes);
   ws.bind_scratch(base.data(), l);
@@ -78,7 +78,7 @@ struct silent_generate {
 template <class Pipeline>
 int planned_control_capacity(const tg::track_params& p) {
   return tg::detail::make_generator_plan(p, 1.0f, nullptr, tg::user_tracks::kind::control_points, {}, false,
-                                         &Pipeline::max_control_points, 0, 0)
+                                         tg::detail::sizes_of<Pipeline>(), 0, 0)
       .scratch.control_capacity;
 }
 }  // namespace

@@ -29,12 +29,13 @@ using control_points_fn = int (*)(const track_params&);
 /// max_dense_samples (pipeline.hpp), or random_dense_samples where no pipeline is known.
 using dense_samples_fn = int (*)(const track_params&);
 
-/// What a plan asks of a pipeline: its control points and dense samples at most. `dense_samples`
-/// may be null: control_points x spline.samples_per_segment.
+/// What a plan asks of a pipeline: its control points and dense samples at most (both given:
+/// a dense count derived from the control points would under-size the families that keep more
+/// than their spline in the dense scratch, such as the checkpoint family's walks).
 struct pipeline_sizes {
-  control_points_fn control_points = nullptr;
-  dense_samples_fn dense_samples = nullptr;
-  pipeline_sizes(control_points_fn c, dense_samples_fn d = nullptr) : control_points(c), dense_samples(d) {}
+  control_points_fn control_points;
+  dense_samples_fn dense_samples;
+  pipeline_sizes(control_points_fn c, dense_samples_fn d) : control_points(c), dense_samples(d) {}
 };
 
 /// Pipeline's sizes (pipeline.hpp: max_control_points, max_dense_samples).
@@ -67,7 +68,7 @@ struct generator_plan {
   /// max_control_points); the plan's capacities and the cost estimate use it.
   control_points_fn control_points = nullptr;
   /// The most dense samples of a random track of given parameters (the pipeline's
-  /// max_dense_samples; null: control_points x samples_per_segment).
+  /// max_dense_samples).
   dense_samples_fn dense_samples = nullptr;
 };
 
@@ -77,9 +78,7 @@ inline std::size_t random_dense_capacity(const track_params& p, const generator_
   using sz = std::size_t;
   const sz per = static_cast<sz>(p.spline.samples_per_segment);
   const sz fallback = static_cast<sz>(fallback_control_points) * per;
-  const sz dense = plan.dense_samples != nullptr ? static_cast<sz>(plan.dense_samples(p))
-                                                 : static_cast<sz>(plan.control_points(p)) * per;
-  return std::max(dense, fallback);
+  return std::max(static_cast<sz>(plan.dense_samples(p)), fallback);
 }
 
 /// The most control points a random track of `p` has when the pipeline is not known

@@ -61,6 +61,14 @@ constexpr int budgeted_max_dense_samples(int per, int budget, int max_m) {
   return most;
 }
 
+/// The dense scratch of a family that spends the families' dense budget (its max_dense_samples):
+/// the largest budgeted spline of up to `max_m` control points at samples_per_segment `per`, and
+/// at least `own` samples that the family's own stage keeps in the dense scratch.
+constexpr int family_dense_samples(int per, int max_m, int own) {
+  const int spline = budgeted_max_dense_samples(per, family_dense_budget(per), max_m);
+  return spline > own ? spline : own;
+}
+
 /// Power form of one spline segment: point(u) = ((c3 u + c2) u + c1) u + c0 for u in [0, 1].
 struct spline_segment {
   float3 c0, c1, c2, c3;

@@ -46,9 +46,7 @@ struct bezier_corners {
   /// Most dense samples the spline makes from them under the dense budget (host; sizes the
   /// scratch); at least the 2 x corners_max tangents and handles the stage keeps in ws.dense.
   static int max_dense_samples(const track_params& p) {
-    const int per = p.spline.samples_per_segment;
-    const int d = detail::budgeted_max_dense_samples(per, detail::family_dense_budget(per), max_control_points(p));
-    return d > 2 * p.bezier.corners_max ? d : 2 * p.bezier.corners_max;
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), 2 * p.bezier.corners_max);
   }
 
   template <class Ctx>

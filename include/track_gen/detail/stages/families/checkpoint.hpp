@@ -109,9 +109,7 @@ struct checkpoint_walk {
   /// and at least the K candidates' points, which the walks keep in the dense scratch.
   static int max_dense_samples(const track_params& p) {
     const int n = walk_capacity(p);
-    const int spline = detail::budgeted_max_dense_samples(p.spline.samples_per_segment, dense_budget(p), n);
-    const int walks = p.checkpoint.candidates * n;
-    return spline > walks ? spline : walks;
+    return detail::family_dense_samples(p.spline.samples_per_segment, n, p.checkpoint.candidates * n);
   }
 
   /// The wrapped angle in [-pi, pi).

@@ -57,9 +57,7 @@ struct voronoi_sites {
   /// (detail::family_dense_budget; host, sizes the scratch); at least the K + 1 sites and counts
   /// the stage keeps in ws.dense and ws.dense_s.
   static int max_dense_samples(const track_params& p) {
-    const int per = p.spline.samples_per_segment;
-    const int d = detail::budgeted_max_dense_samples(per, detail::family_dense_budget(per), max_control_points(p));
-    return d > p.voronoi.control_points + 1 ? d : p.voronoi.control_points + 1;
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), p.voronoi.control_points + 1);
   }
 
   /// The site of cell (ix, iy) and its id (the draw it came from, below 2^24: exact as a float).
