@@ -12,6 +12,7 @@
 #include <track_gen/errors.hpp>
 #include <track_gen/gate_collision.hpp>
 #include <track_gen/gate_course.hpp>
+#include <track_gen/gate_sequence.hpp>
 #include <track_gen/generator.hpp>
 #include <track_gen/heightfield.hpp>
 #include <track_gen/localizer.hpp>

@@ -47,6 +47,69 @@ TRACK_GEN_HD inline float hermite(float z0, float z1, float m0, float m1, float 
          (u3 - u2) * h * m1;
 }
 
+/// The K knot values z[0..K) of a `random_walk` profile with knot interval h [m] (the
+/// stages::elevation_profile comment gives the walk, its closure and its range), from `rng`
+/// (draw j for step j, draw K for the offset); `m` [K] is scratch (the steps). Serial.
+TRACK_GEN_HD inline void elevation_walk_knots(const elevation_params& e, const philox_stream& rng, float h, float* z,
+                                              float* m) {
+  const int k_knots = e.knots;
+  const float band = e.z_max - e.z_min;
+  const float c = e.max_grade * h / 1.5f;
+  float sum = 0.0f, room = 0.0f;
+  for (int j = 0; j < k_knots; ++j) {
+    m[j] = c * (2.0f * rng.uniform(static_cast<std::uint32_t>(j)).v[0] - 1.0f);
+    sum += m[j];
+  }
+  for (int j = 0; j < k_knots; ++j) room += sum > 0.0f ? m[j] + c : c - m[j];
+  float lo = 0.0f, hi = 0.0f, at = 0.0f;
+  for (int j = 0; j < k_knots; ++j) {
+    const float share = room > 0.0f ? (sum > 0.0f ? m[j] + c : c - m[j]) / room : 1.0f / k_knots;
+    z[j] = at;
+    lo = min_f(lo, at);
+    hi = max_f(hi, at);
+    at += m[j] - sum * share;
+  }
+  const float span = hi - lo;
+  const float scale = span > band ? band / span : 1.0f;
+  const float offset = e.z_min + rng.uniform(static_cast<std::uint32_t>(k_knots)).v[0] * (band - span * scale);
+  for (int j = 0; j < k_knots; ++j) z[j] = offset + (z[j] - lo) * scale;
+}
+
+/// Knot j's value of a `uniform` or `harmonics` profile (stages::elevation_profile), from `rng`.
+TRACK_GEN_HD inline float elevation_knot_value(const elevation_params& e, const philox_stream& rng, int j) {
+  const int k_knots = e.knots;
+  if (e.profile == elevation_kind::uniform) return lerp(e.z_min, e.z_max, rng.uniform(static_cast<std::uint32_t>(j)).v[0]);
+  const float band = e.z_max - e.z_min;
+  const float mid = 0.5f * (e.z_min + e.z_max);
+  float norm = 0.0f;
+  for (int n = 1; n <= e.harmonics; ++n) norm += 1.0f / static_cast<float>(n);
+  const float f = static_cast<float>(j) / static_cast<float>(k_knots);
+  float v = 0.0f;
+  for (int n = 1; n <= e.harmonics; ++n) {
+    const uniform4 u = rng.uniform(static_cast<std::uint32_t>(k_knots + 1 + n));
+    const float a = 0.5f * band * (u.v[0] / static_cast<float>(n)) / norm;
+    v += a * std::cos(2.0f * pi * (static_cast<float>(n) * f + u.v[1]));
+  }
+  return mid + v;
+}
+
+/// The Fritsch-Carlson slope at knot j of the periodic profile through z[0..K) (inv_h = 1 / h).
+TRACK_GEN_HD inline float elevation_knot_slope(const float* z, int k_knots, int j, float inv_h) {
+  const float before = (z[j] - z[j == 0 ? k_knots - 1 : j - 1]) * inv_h;
+  const float after = (z[j + 1 == k_knots ? 0 : j + 1] - z[j]) * inv_h;
+  return fritsch_carlson_slope(before, after);
+}
+
+/// The profile's height at t = f K (f the plan-view arc length fraction in [0, 1]): the Hermite
+/// piece of knots j = floor(t) (clamped to [0, K)) and j + 1 (mod K), values z, slopes m.
+TRACK_GEN_HD inline float elevation_at(const float* z, const float* m, int k_knots, float h, float t) {
+  int j = static_cast<int>(t);
+  j = j < 0 ? 0 : (j >= k_knots ? k_knots - 1 : j);
+  const int j1 = j + 1 == k_knots ? 0 : j + 1;
+  const float u = clamp_f(t - static_cast<float>(j), 0.0f, 1.0f);
+  return hermite(z[j], z[j1], m[j], m[j1], h, u);
+}
+
 }  // namespace track_gen::detail
 
 namespace track_gen::stages {
@@ -95,65 +158,18 @@ struct elevation_profile {
     const float h = l_xy / static_cast<float>(k_knots);
     float* z = reinterpret_cast<float*>(ws.spline);  // [K] knot values, then [K] slopes
     float* m = z + k_knots;
-    const float band = e.z_max - e.z_min;
     if (e.profile == elevation_kind::random_walk) {
-      if (ctx.rank() == 0) {  // K <= 256 serial steps: the walk's closure and range are global
-        const float c = e.max_grade * h / 1.5f;
-        float sum = 0.0f, room = 0.0f;
-        for (int j = 0; j < k_knots; ++j) {
-          m[j] = c * (2.0f * rng.uniform(static_cast<std::uint32_t>(j)).v[0] - 1.0f);
-          sum += m[j];
-        }
-        for (int j = 0; j < k_knots; ++j) room += sum > 0.0f ? m[j] + c : c - m[j];
-        float lo = 0.0f, hi = 0.0f, at = 0.0f;
-        for (int j = 0; j < k_knots; ++j) {
-          const float share = room > 0.0f ? (sum > 0.0f ? m[j] + c : c - m[j]) / room : 1.0f / k_knots;
-          z[j] = at;
-          lo = min_f(lo, at);
-          hi = max_f(hi, at);
-          at += m[j] - sum * share;
-        }
-        const float span = hi - lo;
-        const float scale = span > band ? band / span : 1.0f;
-        const float offset = e.z_min + rng.uniform(static_cast<std::uint32_t>(k_knots)).v[0] * (band - span * scale);
-        for (int j = 0; j < k_knots; ++j) z[j] = offset + (z[j] - lo) * scale;
-      }
+      if (ctx.rank() == 0) elevation_walk_knots(e, rng, h, z, m);  // K <= 256 serial steps: closure and range are global
     } else {
-      const float mid = 0.5f * (e.z_min + e.z_max);
-      float norm = 0.0f;
-      for (int n = 1; n <= e.harmonics; ++n) norm += 1.0f / static_cast<float>(n);
-      for (int j = ctx.rank(); j < k_knots; j += ctx.size()) {
-        if (e.profile == elevation_kind::uniform) {
-          z[j] = lerp(e.z_min, e.z_max, rng.uniform(static_cast<std::uint32_t>(j)).v[0]);
-        } else {
-          const float f = static_cast<float>(j) / static_cast<float>(k_knots);
-          float v = 0.0f;
-          for (int n = 1; n <= e.harmonics; ++n) {
-            const uniform4 u = rng.uniform(static_cast<std::uint32_t>(k_knots + 1 + n));
-            const float a = 0.5f * band * (u.v[0] / static_cast<float>(n)) / norm;
-            v += a * std::cos(2.0f * pi * (static_cast<float>(n) * f + u.v[1]));
-          }
-          z[j] = mid + v;
-        }
-      }
+      for (int j = ctx.rank(); j < k_knots; j += ctx.size()) z[j] = elevation_knot_value(e, rng, j);
     }
     ctx.sync();
     const float inv_h = h > 0.0f ? 1.0f / h : 0.0f;
-    for (int j = ctx.rank(); j < k_knots; j += ctx.size()) {
-      const float before = (z[j] - z[j == 0 ? k_knots - 1 : j - 1]) * inv_h;
-      const float after = (z[j + 1 == k_knots ? 0 : j + 1] - z[j]) * inv_h;
-      m[j] = fritsch_carlson_slope(before, after);
-    }
+    for (int j = ctx.rank(); j < k_knots; j += ctx.size()) m[j] = elevation_knot_slope(z, k_knots, j, inv_h);
     ctx.sync();
     const float inv_l = l_xy > 0.0f ? 1.0f / l_xy : 0.0f;
-    for (int k = ctx.rank(); k < nd; k += ctx.size()) {
-      const float t = ws.dense_s[k] * inv_l * static_cast<float>(k_knots);
-      int j = static_cast<int>(t);
-      j = j < 0 ? 0 : (j >= k_knots ? k_knots - 1 : j);
-      const int j1 = j + 1 == k_knots ? 0 : j + 1;
-      const float u = clamp_f(t - static_cast<float>(j), 0.0f, 1.0f);
-      ws.dense[k].z = hermite(z[j], z[j1], m[j], m[j1], h, u);
-    }
+    for (int k = ctx.rank(); k < nd; k += ctx.size())
+      ws.dense[k].z = elevation_at(z, m, k_knots, h, ws.dense_s[k] * inv_l * static_cast<float>(k_knots));
     ws.dense_is_spline = false;
     ctx.sync();
   }
