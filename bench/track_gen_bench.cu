@@ -308,6 +308,52 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream, const 
   return r;
 }
 
+/// A generate_gate_sequence row: the gate_course preset's gates alone (gate_sequence.hpp: one
+/// thread per env, no course line), a new episode for every env at each call, as the seed
+/// library's GateGenerator.generate() draws new sequences. `bezier`: the generate_gate_sequence_bezier
+/// row, bezier corners (6-12 in a 50 m square) as the seed library's gate config in
+/// bench/peers/trackgen_peer.py (GATE_CONFIG: bezier, 6-12 points, scale 25).
+row run_gate_sequence(long envs, const options& o, cudaStream_t stream, bool bezier) {
+  tg::track_params params = tg::presets::gate_course(static_cast<int>(envs));
+  params.seed = o.seed;
+  if (bezier) {
+    params.generator.family = tg::generator_family::bezier;
+    params.bezier.corners_min = 6;
+    params.bezier.corners_max = 12;
+    params.bezier.extent = 25.0f;
+  }
+  const ::cuda::stream_ref sref(stream);
+  tg::gate_sequences<tg::cuda_policy> seq(params, sref);
+  const auto call = [&](int) { seq.generate(nullptr, true, sref); };
+  row r;
+  r.scenario = bezier ? "generate_gate_sequence_bezier" : "generate_gate_sequence";
+  r.envs = envs;
+  r.samples = 0;
+  r.repeats = row_repeats(warm_up(o.warmup, stream, call), o);
+  r.ms = summarise(time_calls(r.repeats, stream, nullptr, call));
+  r.rate = static_cast<double>(envs) / (r.ms.median * 1e-3);
+  const tg::detail::gate_sequence_out arrays = seq.view().arrays();
+  std::vector<int> count(static_cast<std::size_t>(envs));
+  std::vector<std::uint32_t> status(static_cast<std::size_t>(envs));
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  BENCH_CUDA(cudaMemcpy(count.data(), arrays.count, count.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(status.data(), arrays.status, status.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  double valid = 0, gates = 0, attempts = 0;
+  for (long e = 0; e < envs; ++e) {
+    valid += (status[static_cast<std::size_t>(e)] & tg::status::valid) != 0u ? 1 : 0;
+    gates += count[static_cast<std::size_t>(e)];
+    attempts += tg::status::attempts(status[static_cast<std::size_t>(e)]);
+  }
+  r.extra["generator"] = bezier ? "gate_sequence_bezier" : "gate_sequence";
+  r.extra["tracks_per_s"] = number(r.rate, "%.6e");
+  r.extra["bytes_written_per_track"] = number(24.0 * params.gates.max_gates + 8.0, "%.1f");
+  const double n_envs = static_cast<double>(envs);
+  r.extra["stats"] = track_gen_bench::json{{"mean_gates", number(gates / n_envs, "%.4f")},
+                                           {"valid_fraction", number(valid / n_envs, "%.6f")},
+                                           {"mean_attempts", number(attempts / n_envs, "%.4f")}};
+  return r;
+}
+
 /// A generate_block row: run_generate with `threads` threads per block (64, 128, 256 or 512).
 row run_generate_block(int threads, long envs, int n, const options& o, cudaStream_t stream) {
   row r;
@@ -816,12 +862,14 @@ int parse(int argc, char** argv, options& o) {
                  "extra generate_block rows: the fused generation kernel at these threads per block")
       ->delimiter(',')
       ->check(CLI::IsMember({64, 128, 256, 512}));
-  std::vector<std::string> families = {"mix", "gate_course"};
+  std::vector<std::string> families = {"mix", "gate_course", "gate_sequence", "gate_sequence_bezier"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
   app.add_option("--generators", o.generators,
                  "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
                  "generator families (polar: the family pipeline's cost on the default tracks); mix: equal weights on "
-                 "every family; gate_course: drone gate courses (presets::gate_course_pipeline)")
+                 "every family; gate_course: drone gate courses (presets::gate_course_pipeline); gate_sequence: the "
+                 "gate_course preset's gates alone (gate_sequence.hpp, no course line); gate_sequence_bezier: the same "
+                 "from bezier corners, as the seed library's gate config")
       ->delimiter(',')
       ->check(CLI::IsMember(families));
   if (const int status = track_gen_bench::parse(app, argc, argv); status >= 0) return status;
@@ -954,7 +1002,9 @@ int main(int argc, char** argv) {
             attempt("generate E=" + std::to_string(e) + " N=" + std::to_string(n) + " generator=" + f, errors,
                     [&] {
                       constexpr int threads = tg::default_tuning::generate_block_threads;
-                      rows.push_back(f == "gate_course"
+                      if (f == "gate_sequence" || f == "gate_sequence_bezier")
+                        rows.push_back(run_gate_sequence(e, o, stream, f == "gate_sequence_bezier"));
+                      else rows.push_back(f == "gate_course"
                                          ? run_generate<threads, tg::presets::gate_course_pipeline>(e, n, o, stream, f)
                                          : run_generate<threads, tg::presets::family_pipeline>(e, n, o, stream, f));
                     });
