@@ -931,9 +931,15 @@ void print_tables(const std::vector<row>& rows) {
   for (const row& r : rows) {
     if (!r.extra.contains("generator")) continue;
     const json& st = r.extra["stats"];
-    std::printf("| %s | %ld | %d | %.6f | %.6f | %.4f | %.3f |\n", r.extra["generator"].get<std::string>().c_str(), r.envs,
-                r.samples, st["valid_fraction"].get<double>(), st["fallback_fraction"].get<double>(),
-                st["mean_attempts"].get<double>(), st["mean_length_m"].get<double>());
+    // Gate sequences have neither a fallback nor a length: "-".
+    const auto cell = [&](const char* key, const char* format) {
+      char text[32] = "-";
+      if (st.contains(key)) std::snprintf(text, sizeof text, format, st[key].get<double>());
+      return std::string(text);
+    };
+    std::printf("| %s | %ld | %d | %s | %s | %s | %s |\n", r.extra["generator"].get<std::string>().c_str(), r.envs, r.samples,
+                cell("valid_fraction", "%.6f").c_str(), cell("fallback_fraction", "%.6f").c_str(),
+                cell("mean_attempts", "%.4f").c_str(), cell("mean_length_m", "%.3f").c_str());
   }
 }
 

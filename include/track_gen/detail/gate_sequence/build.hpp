@@ -43,9 +43,12 @@ struct gate_sequence_out {
 /// (stages::bezier_corners, stream 10: drawn, sorted by angle, sharp ones pruned); hull, its
 /// corners and displaced edge midpoints (stages::hull_corners, stream 11, before Chaikin).
 /// The host refuses the other families. Serial.
+/// `keep` > 0 (polar only, anchors as generated): only the anchors the thinning to `keep` gates
+/// keeps are computed, anchor floor(j M / keep) into a[j], and `keep` is returned (the others
+/// draw from their own indices of the stream, so they are not needed).
 TRACK_GEN_HD inline int gate_sequence_anchors(const track_params& p, generator_family f, std::uint64_t seed,
                                               std::uint32_t global_env, std::uint32_t episode, std::uint32_t attempt,
-                                              float3* a, float3* scratch) {
+                                              float3* a, float3* scratch, int keep) {
   if (f == generator_family::bezier || f == generator_family::hull) {
     const bool hull = f == generator_family::hull;
     const philox_stream rng(seed, global_env, episode, attempt, hull ? 11u : 10u);
@@ -70,13 +73,15 @@ TRACK_GEN_HD inline int gate_sequence_anchors(const track_params& p, generator_f
   const philox_stream rng(seed, global_env, episode, attempt, 1u);
   const float step = 2.0f * pi / static_cast<float>(m);
   const float phase = rng.uniform(static_cast<std::uint32_t>(m)).v[0] * 2.0f * pi;
-  for (int i = 0; i < m; ++i) {
+  const int count = keep > 0 && keep < m ? keep : m;
+  for (int j = 0; j < count; ++j) {
+    const int i = count == m ? j : static_cast<int>(static_cast<long long>(j) * m / count);
     const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
     const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
     const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
-    a[i] = f3(r * std::cos(angle), r * std::sin(angle), lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]));
+    a[j] = f3(r * std::cos(angle), r * std::sin(angle), lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]));
   }
-  return m;
+  return count;
 }
 
 /// Builds env `env`'s gate sequence (gate_sequence.hpp, the file comment of gate_sequences says
@@ -97,9 +102,15 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
   int attempt = 0;
   for (; attempt < p.validate.max_attempts; ++attempt) {
     const std::uint32_t at = static_cast<std::uint32_t>(attempt);
-    int m = gate_sequence_anchors(p, f, p.seed, global_env, episode, at, g, next);
+    // The count (stage 15, draw 0) of stages::gate_anchors.
+    const int span = p.gates.max_gates - p.gates.min_gates + 1;
+    const float u = philox_stream(p.seed, global_env, episode, at, stages::gate_anchors::stage_id).uniform(0u).v[0];
+    int want = p.gates.min_gates + static_cast<int>(u * static_cast<float>(span));
+    want = want > p.gates.max_gates ? p.gates.max_gates : want;
+    const bool sorted = p.gates.ordering == static_cast<int>(gate_ordering::angle_sorted);
+    int m = gate_sequence_anchors(p, f, p.seed, global_env, episode, at, g, next, sorted ? 0 : want);
     // Ordering (stages::gate_anchors): angle-sorted about the centroid, ties by index.
-    if (p.gates.ordering == static_cast<int>(gate_ordering::angle_sorted)) {
+    if (sorted) {
       float3 c = f3(0.0f, 0.0f, 0.0f);
       for (int j = 0; j < m; ++j) c = c + g[j];
       c = c * (1.0f / static_cast<float>(m));
@@ -114,11 +125,7 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
       }
       for (int i = 0; i < m; ++i) g[i] = next[i];
     }
-    // The count (stage 15, draw 0) and the even thinning of stages::gate_anchors.
-    const int span = p.gates.max_gates - p.gates.min_gates + 1;
-    const float u = philox_stream(p.seed, global_env, episode, at, stages::gate_anchors::stage_id).uniform(0u).v[0];
-    int want = p.gates.min_gates + static_cast<int>(u * static_cast<float>(span));
-    want = want > p.gates.max_gates ? p.gates.max_gates : want;
+    // The even thinning of stages::gate_anchors (polar anchors as generated come thinned).
     if (want < m) {
       for (int j = 0; j < want; ++j) next[j] = g[static_cast<int>(static_cast<long long>(j) * m / want)];
       for (int j = 0; j < want; ++j) g[j] = next[j];
@@ -153,9 +160,22 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
     // The bounded spacing solve of stages::gate_spacing (Jacobi rounds, the same sums), except
     // that under an elevation profile each move keeps z within [z_min, z_max]: a push apart
     // never takes a gate under the floor or over the ceiling the profile was drawn in.
+    // A pair whose squared distance clears target^2 by a relative 1e-5 (far more than the
+    // rounding of length()) is apart: its square root is skipped, the result is the same.
     const bool banded = e.profile != elevation_kind::flat;
     const float target = p.gates.min_spacing * (1.0f + gate_spacing_margin);
-    for (int round = 0; round < p.gates.spacing_iterations; ++round) {
+    const float far2 = target * target * (1.0f + 1e-5f);
+    bool spaced = false;  // a round found every pair apart: the spacing test passes
+    // Most draws need no move: one pass over the pairs (each once) settles that, and round 0,
+    // which would move nothing, is skipped.
+    bool any_close = false;
+    for (int i = 0; i < m && !any_close; ++i)
+      for (int j = i + 1; j < m && !any_close; ++j) {
+        const float3 d = g[i] - g[j];
+        any_close = !(dot(d, d) >= far2) && length(d) < target;
+      }
+    if (!any_close && p.gates.spacing_iterations > 0) spaced = true;
+    for (int round = 0; round < p.gates.spacing_iterations && !spaced; ++round) {
       float deficit = 0.0f;
       for (int i = 0; i < m; ++i) {
         const float3 ci = g[i];
@@ -163,6 +183,7 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
         for (int j = 0; j < m; ++j) {
           if (j == i) continue;
           const float3 d = ci - g[j];
+          if (dot(d, d) >= far2) continue;
           const float dist = length(d);
           if (dist < target) {
             const float3 dir = dist > 1e-6f * target ? d * (1.0f / dist) : gate_tie_direction(i, j, m);
@@ -173,30 +194,44 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
         next[i] = ci + push;
         if (banded) next[i].z = clamp_f(next[i].z, e.z_min, e.z_max);
       }
-      if (!(deficit > 0.0f)) break;
+      if (!(deficit > 0.0f)) {
+        spaced = true;
+        break;
+      }
       for (int i = 0; i < m; ++i) g[i] = next[i];
     }
     // Frames: the forward direction is the tangent at the gate of the closed centripetal
     // Catmull-Rom spline through the gates (the course line stages::catmull_rom would draw),
     // horizontal for yaw_only; the chord to the next gate where that tangent vanishes.
+    float d_in = centripetal_knot(g[m - 1], g[0]);
     for (int i = 0; i < m; ++i) {
-      const float3 c1 = catmull_rom_segment(g, m, i).c1;
-      const float3 chord = g[wrap(i + 1, m)] - g[i];
+      const float3 after = g[wrap(i + 1, m)];
+      const float d_out = centripetal_knot(g[i], after);
+      const float3 c1 = catmull_rom_start_tangent(g[wrap(i - 1, m)], g[i], after, d_in, d_out);
+      d_in = d_out;
+      const float3 chord = after - g[i];
       const float3 fallback = normalize_or(yaw_only ? f3(chord.x, chord.y, 0.0f) : chord, f3(1.0f, 0.0f, 0.0f));
       next[i] = normalize_or(yaw_only ? f3(c1.x, c1.y, 0.0f) : c1, fallback);
     }
     // The gate test of stages::validate_gates, and the grade between consecutive gates.
     count = m;
     fail = 0;
+    // Bars are 2 half_width long about their centres: two whose centres are more than
+    // 2 half_width apart in plan view cannot cross, and gate_bars_cross is skipped for them.
+    // After a solve that found every pair apart, the spacing holds (target > min_spacing).
+    const float reach2 = 4.0f * p.half_width * p.half_width * (1.0f + 1e-5f);
     bool ok = m >= p.gates.min_gates && m <= p.gates.max_gates && m <= out.max_gates;
     for (int i = 0; i < m && ok; ++i) {
       const gate a{g[i], next[i], p.half_width, 0.0f};
       const float horizontal = std::sqrt(a.normal.x * a.normal.x + a.normal.y * a.normal.y);
       ok = is_finite(a.centre) && is_finite(a.normal) && std::fabs(length(a.normal) - 1.0f) <= 1e-4f && horizontal >= 1e-3f;
+    }
+    for (int i = 0; i < m && ok; ++i) {
       for (int j = i + 1; j < m && ok; ++j) {
-        const gate b{g[j], next[j], p.half_width, 0.0f};
-        const float3 d = a.centre - b.centre;
-        ok = dot(d, d) >= min2 && !gate_bars_cross(a, b, p.gate_half_height);
+        const float3 d = g[i] - g[j];
+        if (!spaced) ok = dot(d, d) >= min2;
+        if (ok && d.x * d.x + d.y * d.y < reach2)
+          ok = !gate_bars_cross(gate{g[i], next[i], p.half_width, 0.0f}, gate{g[j], next[j], p.half_width, 0.0f}, p.gate_half_height);
       }
     }
     if (!ok) fail |= status::fail_gates;

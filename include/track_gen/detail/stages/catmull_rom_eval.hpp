@@ -76,6 +76,14 @@ struct spline_segment {
   TRACK_GEN_HD float3 point(float u) const { return ((c3 * u + c2) * u + c1) * u + c0; }
 };
 
+/// The tangent at p1 of the centripetal segment p1 -> p2 per unit of its parameter u (the
+/// spline_segment's c1), from the knot increments d01 = centripetal_knot(p0, p1) and
+/// d12 = centripetal_knot(p1, p2): the derivative of the recursion at t1 (file comment) times d12.
+TRACK_GEN_HD inline float3 catmull_rom_start_tangent(float3 p0, float3 p1, float3 p2, float d01, float d12) {
+  const float3 chord = (p2 - p1) * (1.0f / d12);
+  return ((p1 - p0) * (1.0f / d01) - (p2 - p0) * (1.0f / (d01 + d12)) + chord) * d12;
+}
+
 /// Power form of segment `seg` of the closed centripetal spline through `m` control points:
 /// the curve of the Barry-Goldman recursion on that segment (see the file comment).
 TRACK_GEN_HD inline spline_segment catmull_rom_segment(const float3* control, int m, int seg) {
@@ -88,7 +96,7 @@ TRACK_GEN_HD inline spline_segment catmull_rom_segment(const float3* control, in
   const float d23 = centripetal_knot(p2, p3);
   const float3 chord = (p2 - p1) * (1.0f / d12);
   // Tangents per unit of t, then scaled to the segment's unit of u (times d12 = t2 - t1).
-  const float3 m1 = ((p1 - p0) * (1.0f / d01) - (p2 - p0) * (1.0f / (d01 + d12)) + chord) * d12;
+  const float3 m1 = catmull_rom_start_tangent(p0, p1, p2, d01, d12);
   const float3 m2 = (chord - (p3 - p1) * (1.0f / (d12 + d23)) + (p3 - p2) * (1.0f / d23)) * d12;
   const float3 delta = p2 - p1;
   spline_segment s;
