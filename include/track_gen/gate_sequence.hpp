@@ -53,6 +53,7 @@
 #include <track_gen/policy.hpp>
 #include <track_gen/track_ref.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -111,8 +112,9 @@ template <class Backend>
 struct gate_sequence_builder {
   static_assert(std::is_same_v<Backend, backend::host>,
                 "backend::cuda needs a translation unit compiled by nvcc (a .cu file); use backend::host in plain C++.");
-  static void prepare() {}
-  static void run(const track_params& p, const gate_sequence_out& out, env_mask mask, bool advance, host_stream) {
+  static void prepare(std::size_t) {}
+  static std::size_t shared_bytes(int) { return 0; }
+  static void run(const track_params& p, const gate_sequence_out& out, env_mask mask, bool advance, int, host_stream) {
     for (int e = 0; e < out.num_envs; ++e)
       if (mask[e]) build_gate_sequence(p, e, advance, out);
   }
@@ -135,6 +137,22 @@ inline void check_gate_sequence_params(const track_params& p) {
     throw std::invalid_argument("track_gen: gate_sequences: track_params.polar.control_points = " +
                                 std::to_string(p.polar.control_points) + " is out of range: expected [4, " +
                                 std::to_string(gate_sequence_max_anchors) + "] for gate sequences");
+}
+
+/// Float3 slots a group of lanes needs in each of its two arrays for `p` (the CUDA group
+/// kernel's shared memory): the anchors any family in use draws before the thinning (polar: all
+/// its points when angle-sorted, else at most gates.max_gates; bezier: corners_max; hull: twice
+/// its corners_max), at least gates.max_gates, and 2 elevation.knots floats for the knots.
+inline int gate_sequence_capacity(const track_params& p) {
+  int cap = p.gates.max_gates;
+  auto at_least = [&cap](int v) { cap = v > cap ? v : cap; };
+  if (family_in_use(p.generator, generator_family::polar))
+    at_least(p.gates.ordering == static_cast<int>(gate_ordering::angle_sorted) ? p.polar.control_points
+                                                                               : std::min(p.polar.control_points, p.gates.max_gates));
+  if (family_in_use(p.generator, generator_family::bezier)) at_least(p.bezier.corners_max);
+  if (family_in_use(p.generator, generator_family::hull)) at_least(2 * p.hull.corners_max);
+  if (p.elevation.profile != elevation_kind::flat) at_least((2 * p.elevation.knots + 2) / 3);
+  return cap;
 }
 
 }  // namespace detail
@@ -174,7 +192,8 @@ class gate_sequences {
     ops::require_not_capturing(stream, "gate_sequences construction");
     memory_ = ops::allocate_shared(l.total);
     ops::zero(memory_.get(), l.total, stream);
-    builder::prepare();
+    capacity_ = detail::gate_sequence_capacity(params);
+    builder::prepare(builder::shared_bytes(capacity_));
     unsigned char* base = memory_.get();
     detail::gate_sequence_out o;
     o.centre = reinterpret_cast<float3*>(base + l.centre);
@@ -196,14 +215,14 @@ class gate_sequences {
   /// moves them to their next episode first (new gates), otherwise the episode's sequence is
   /// built again, bit for bit. Other envs are untouched.
   /// @param mask [E] in the backend's memory (int32, bool or uint8), read on the device, never copied.
-  /// Asynchronous on `stream`: one kernel, one thread per env (detail::gate_sequence_block_threads
-  /// a block); allocates and synchronises nothing; recorded into the capture when
+  /// Asynchronous on `stream`: one kernel, one thread per env, or, for E <= 2^18, a group of 8
+  /// lanes per env (detail/gate_sequence/kernels.cuh; the same sequences); allocates and synchronises nothing; recorded into the capture when
   /// `stream` is capturing (any capture).
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda.
   /// @throws std::logic_error the owner was moved from.
   void generate(env_mask mask, bool advance, stream_type stream) {
     if (!mask.all()) ops::require_device_pointer(mask.data, "gate_sequences::generate: mask");
-    builder::run(params_, checked_view().arrays(), mask, advance, stream);
+    builder::run(params_, checked_view().arrays(), mask, advance, capacity_, stream);
   }
   /// Every env, the current episode. As above.
   void generate(stream_type stream = {}) { generate(env_mask{}, false, stream); }
@@ -238,6 +257,7 @@ class gate_sequences {
   }
 
   track_params params_;
+  int capacity_ = 0;  // detail::gate_sequence_capacity(params_)
   std::shared_ptr<unsigned char> memory_;
   gate_sequence_ref view_;
 };

@@ -9,10 +9,22 @@ TEST_CASE_TEMPLATE_APPLY(gate_sequence_masks, std::tuple<track_gen::cuda_policy>
 // The device's fused multiply-adds may round the last bit differently from the host: the same
 // status on at least 99 % of the envs, and where the status and count agree, centres within
 // 1e-4 m and forwards within 1e-4.
+/// Cases for the backend comparison: sequence_cases (E <= 2^18: the group kernel, 8 lanes per
+/// env) and the preset at E = 2^18 + 96 (one thread per env).
+std::vector<gate_case> comparison_cases() {
+  std::vector<gate_case> c = sequence_cases();
+  auto p = track_gen::presets::gate_course(track_gen::detail::gate_sequence_group_envs + 96);
+  p.seed = 12;
+  p.generator.family = track_gen::generator_family::bezier;
+  p.bezier.extent = 25.0f;
+  c.push_back({"bezier, E = 2^18 + 96 (one thread per env)", p, 0});
+  return c;
+}
+
 TEST_CASE("CUDA and host backends build the same gate sequences") {
   namespace tg = track_gen;
   typename backend<tg::cuda_policy>::stream_holder stream;
-  for (const gate_case& gc : sequence_cases()) {
+  for (const gate_case& gc : comparison_cases()) {
     CAPTURE(gc.name);
     tg::gate_sequences<tg::host_policy> h(gc.params);
     tg::gate_sequences<tg::cuda_policy> d(gc.params, stream.get());

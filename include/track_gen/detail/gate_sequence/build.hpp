@@ -37,66 +37,98 @@ struct gate_sequence_out {
   int max_gates;
 };
 
-/// The family's anchors of one attempt into a[0..return), drawn from the same random streams
-/// as the family's generate stage (so the anchors are that stage's control polygon before its
-/// curve): polar, its control points (stages::random_polar, stream 1); bezier, its corners
-/// (stages::bezier_corners, stream 10: drawn, sorted by angle, sharp ones pruned); hull, its
-/// corners and displaced edge midpoints (stages::hull_corners, stream 11, before Chaikin).
-/// The host refuses the other families. Serial.
-/// `keep` > 0 (polar only, anchors as generated): only the anchors the thinning to `keep` gates
-/// keeps are computed, anchor floor(j M / keep) into a[j], and `keep` is returned (the others
-/// draw from their own indices of the stream, so they are not needed).
-TRACK_GEN_HD inline int gate_sequence_anchors(const track_params& p, generator_family f, std::uint64_t seed,
-                                              std::uint32_t global_env, std::uint32_t episode, std::uint32_t attempt,
-                                              float3* a, float3* scratch, int keep) {
-  if (f == generator_family::bezier || f == generator_family::hull) {
-    const bool hull = f == generator_family::hull;
-    const philox_stream rng(seed, global_env, episode, attempt, hull ? 11u : 10u);
-    const int lo = hull ? p.hull.corners_min : p.bezier.corners_min, hi = hull ? p.hull.corners_max : p.bezier.corners_max;
-    const int n_drawn = family_corner_count(rng.uniform(0).v[0], lo, hi);
-    float3* corners = hull ? scratch : a;
-    int n = hull ? family_draw_corners(rng, n_drawn, p.hull.layout, p.hull.extent, p.hull.min_corner_distance, corners)
-                 : family_draw_corners(rng, n_drawn, p.bezier.layout, p.bezier.extent, p.bezier.min_corner_distance, corners);
-    family_sort_by_angle(corners, n);
-    if (hull && p.hull.convex != 0) n = family_convex_hull(corners, n);
-    n = family_prune_sharp(corners, n, hull ? p.hull.max_turn : p.bezier.max_turn);
-    if (!hull) return n;
-    for (int i = 0; i < n; ++i) {
-      const float3 c0 = corners[i], c1 = corners[wrap(i + 1, n)];
-      const float u = p.hull.displacement * (2.0f * rng.uniform(family_corner_draws + static_cast<std::uint32_t>(i)).v[0] - 1.0f);
-      a[2 * i] = c0;
-      a[2 * i + 1] = (c0 + c1) * 0.5f + f3(c1.y - c0.y, c0.x - c1.x, 0.0f) * u;
-    }
-    return 2 * n;
-  }
+/// The polar anchors an attempt computes: `keep` (0 < keep < M: only those the thinning to
+/// `keep` gates keeps, with anchors as generated) or all M = polar.control_points.
+TRACK_GEN_HD inline int gate_sequence_polar_count(const track_params& p, int keep) {
   const int m = p.polar.control_points;
-  const philox_stream rng(seed, global_env, episode, attempt, 1u);
-  const float step = 2.0f * pi / static_cast<float>(m);
-  const float phase = rng.uniform(static_cast<std::uint32_t>(m)).v[0] * 2.0f * pi;
-  const int count = keep > 0 && keep < m ? keep : m;
-  for (int j = 0; j < count; ++j) {
-    const int i = count == m ? j : static_cast<int>(static_cast<long long>(j) * m / count);
-    const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
-    const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
-    const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
-    a[j] = f3(r * std::cos(angle), r * std::sin(angle), lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]));
-  }
-  return count;
+  return keep > 0 && keep < m ? keep : m;
 }
 
-/// Builds env `env`'s gate sequence (gate_sequence.hpp, the file comment of gate_sequences says
-/// what each step does) and writes it to `out`; `advance` moves the env to its next episode
-/// first. Up to validate.max_attempts attempts; the first that passes the gate test is kept,
-/// else the last one, without status::valid. Serial; about 7 KiB of local arrays.
-TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, bool advance, const gate_sequence_out& out) {
-  float3 g[gate_sequence_max_anchors];
-  float3 next[gate_sequence_max_anchors];
+/// Polar anchor j of `count` (gate_sequence_polar_count): control point i = j (all kept) or
+/// floor(j M / count) of stages::random_polar, from its stream `rng` (stage 1) and draws, with
+/// its phase (draw M, gate_sequence_polar_phase).
+TRACK_GEN_HD inline float3 gate_sequence_polar_anchor(const track_params& p, const philox_stream& rng, float phase, int j,
+                                                      int count) {
+  const int m = p.polar.control_points;
+  const float step = 2.0f * pi / static_cast<float>(m);
+  const int i = count == m ? j : static_cast<int>(static_cast<long long>(j) * m / count);
+  const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
+  const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
+  const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
+  return f3(r * std::cos(angle), r * std::sin(angle), lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]));
+}
+
+/// The phase of stages::random_polar's angles (its draw M).
+TRACK_GEN_HD inline float gate_sequence_polar_phase(const track_params& p, const philox_stream& rng) {
+  return rng.uniform(static_cast<std::uint32_t>(p.polar.control_points)).v[0] * 2.0f * pi;
+}
+
+/// The bezier or hull anchors of one attempt into a[0..return), drawn from the same random
+/// streams as the family's generate stage (so the anchors are that stage's control polygon
+/// before its curve): bezier, its corners (stages::bezier_corners, stream 10: drawn, sorted by
+/// angle, sharp ones pruned); hull, its corners and displaced edge midpoints
+/// (stages::hull_corners, stream 11, before Chaikin), with `scratch` for the corners. Polar
+/// anchors: gate_sequence_polar_anchor (stages::random_polar's points). The host refuses the
+/// other families. Serial.
+TRACK_GEN_HD inline int gate_sequence_anchors(const track_params& p, generator_family f, std::uint64_t seed,
+                                              std::uint32_t global_env, std::uint32_t episode, std::uint32_t attempt,
+                                              float3* a, float3* scratch) {
+  const bool hull = f == generator_family::hull;
+  const philox_stream rng(seed, global_env, episode, attempt, hull ? 11u : 10u);
+  const int lo = hull ? p.hull.corners_min : p.bezier.corners_min, hi = hull ? p.hull.corners_max : p.bezier.corners_max;
+  const int n_drawn = family_corner_count(rng.uniform(0).v[0], lo, hi);
+  float3* corners = hull ? scratch : a;
+  int n = hull ? family_draw_corners(rng, n_drawn, p.hull.layout, p.hull.extent, p.hull.min_corner_distance, corners)
+               : family_draw_corners(rng, n_drawn, p.bezier.layout, p.bezier.extent, p.bezier.min_corner_distance, corners);
+  family_sort_by_angle(corners, n);
+  if (hull && p.hull.convex != 0) n = family_convex_hull(corners, n);
+  n = family_prune_sharp(corners, n, hull ? p.hull.max_turn : p.bezier.max_turn);
+  if (!hull) return n;
+  for (int i = 0; i < n; ++i) {
+    const float3 c0 = corners[i], c1 = corners[wrap(i + 1, n)];
+    const float u = p.hull.displacement * (2.0f * rng.uniform(family_corner_draws + static_cast<std::uint32_t>(i)).v[0] - 1.0f);
+    a[2 * i] = c0;
+    a[2 * i + 1] = (c0 + c1) * 0.5f + f3(c1.y - c0.y, c0.x - c1.x, 0.0f) * u;
+  }
+  return 2 * n;
+}
+
+/// One lane: the group of the host backend and of the one-thread-per-env kernel. A group is
+/// the lanes that build one env together (size() of them, ranks 0 .. size() - 1, all running
+/// the same control flow): sync() orders their writes to the env's arrays, any/all/max reduce
+/// over them.
+struct single_lane {
+  TRACK_GEN_HD static constexpr int size() { return 1; }
+  TRACK_GEN_HD int rank() const { return 0; }
+  TRACK_GEN_HD void sync() const {}
+  TRACK_GEN_HD bool any(bool v) const { return v; }
+  TRACK_GEN_HD bool all(bool v) const { return v; }
+  TRACK_GEN_HD float max(float v) const { return v; }
+  TRACK_GEN_HD int broadcast(int v) const { return v; }
+  TRACK_GEN_HD float broadcast(float v) const { return v; }
+};
+
+/// Builds env `env`'s gate sequence (gate_sequence.hpp's file comment says what each step
+/// does) and writes it to `out`; `advance` moves the env to its next episode first. Up to
+/// validate.max_attempts attempts; the first that passes the gate test is kept, else the last
+/// one, without status::valid. The lanes of `grp` share the work: rank r takes gates r, r + S,
+/// ...; the serial steps (corners, the elevation walk) run on rank 0. Each gate's sums run in
+/// index order on one lane and the reductions are exact (or, and, max), so every group size
+/// builds the same sequence bit for bit. `g` and `next`: the group's two arrays of at least
+/// as many float3 as the family draws anchors, and 2 elevation.knots / 3 (memory the lanes share).
+template <class Group>
+TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, int env, bool advance,
+                                      const gate_sequence_out& out, float3* g, float3* next) {
+  const int rank = grp.rank();
+  constexpr int lanes = Group::size();
   const std::uint32_t global_env = p.env_offset + static_cast<std::uint32_t>(env);
   std::uint32_t episode = out.episode[env];
-  if (advance) out.episode[env] = ++episode;
+  if (advance) ++episode;
   const generator_family f = draw_family(p.generator, p.seed, global_env, episode, stages::random_family::stage_id);
   const bool yaw_only = p.gates.align == static_cast<int>(gate_align::yaw_only);
+  const bool sorted = p.gates.ordering == static_cast<int>(gate_ordering::angle_sorted);
   const float min2 = p.gates.min_spacing * p.gates.min_spacing;
+  const elevation_params& e = p.elevation;
   int count = 0;
   std::uint32_t fail = 0;
   int attempt = 0;
@@ -107,55 +139,74 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
     const float u = philox_stream(p.seed, global_env, episode, at, stages::gate_anchors::stage_id).uniform(0u).v[0];
     int want = p.gates.min_gates + static_cast<int>(u * static_cast<float>(span));
     want = want > p.gates.max_gates ? p.gates.max_gates : want;
-    const bool sorted = p.gates.ordering == static_cast<int>(gate_ordering::angle_sorted);
-    int m = gate_sequence_anchors(p, f, p.seed, global_env, episode, at, g, next, sorted ? 0 : want);
+    int m = 0;
+    if (f == generator_family::bezier || f == generator_family::hull) {
+      if (rank == 0) m = gate_sequence_anchors(p, f, p.seed, global_env, episode, at, g, next);
+      m = grp.broadcast(m);
+    } else {
+      m = gate_sequence_polar_count(p, sorted ? 0 : want);
+      const philox_stream rng(p.seed, global_env, episode, at, stages::random_polar::stage_id);
+      const float phase = gate_sequence_polar_phase(p, rng);
+      for (int j = rank; j < m; j += lanes) g[j] = gate_sequence_polar_anchor(p, rng, phase, j, m);
+    }
+    grp.sync();
     // Ordering (stages::gate_anchors): angle-sorted about the centroid, ties by index.
     if (sorted) {
       float3 c = f3(0.0f, 0.0f, 0.0f);
       for (int j = 0; j < m; ++j) c = c + g[j];
       c = c * (1.0f / static_cast<float>(m));
-      for (int i = 0; i < m; ++i) {
+      for (int i = rank; i < m; i += lanes) {
         const float ai = std::atan2(g[i].y - c.y, g[i].x - c.x);
-        int rank = 0;
+        int place = 0;
         for (int j = 0; j < m; ++j) {
           const float aj = std::atan2(g[j].y - c.y, g[j].x - c.x);
-          rank += (aj < ai || (aj == ai && j < i)) ? 1 : 0;
+          place += (aj < ai || (aj == ai && j < i)) ? 1 : 0;
         }
-        next[rank] = g[i];
+        next[place] = g[i];
       }
-      for (int i = 0; i < m; ++i) g[i] = next[i];
+      grp.sync();
+      for (int i = rank; i < m; i += lanes) g[i] = next[i];
+      grp.sync();
     }
     // The even thinning of stages::gate_anchors (polar anchors as generated come thinned).
     if (want < m) {
-      for (int j = 0; j < want; ++j) next[j] = g[static_cast<int>(static_cast<long long>(j) * m / want)];
-      for (int j = 0; j < want; ++j) g[j] = next[j];
+      for (int j = rank; j < want; j += lanes) next[j] = g[static_cast<int>(static_cast<long long>(j) * m / want)];
+      grp.sync();
+      for (int j = rank; j < want; j += lanes) g[j] = next[j];
+      grp.sync();
       m = want;
     }
     // Elevation: the profile of the plan-view arc length fraction along the closed polygon
-    // through the gates. Each gate's arc length waits in its z (replaced below); the knots'
-    // values and slopes go to next[] (2 K <= 512 floats of its 768).
-    const elevation_params& e = p.elevation;
+    // through the gates. Rank 0 puts each gate's arc length in its z (replaced below) and the
+    // knots' values and slopes in next[] (2 K floats).
     if (e.profile != elevation_kind::flat) {
-      float l_xy = 0.0f;
-      for (int i = 0; i < m; ++i) {
-        const float3 d = g[wrap(i + 1, m)] - g[i];
-        g[i].z = l_xy;
-        l_xy += std::sqrt(d.x * d.x + d.y * d.y);
-      }
-      float* z = &next[0].x;
-      float* slope = z + e.knots;
       const int k_knots = e.knots;
-      const float h = l_xy / static_cast<float>(k_knots);
-      const philox_stream rng(p.seed, global_env, episode, at, stages::elevation_profile::stage_id);
-      if (e.profile == elevation_kind::random_walk) {
-        elevation_walk_knots(e, rng, h, z, slope);
-      } else {
-        for (int j = 0; j < k_knots; ++j) z[j] = elevation_knot_value(e, rng, j);
+      float* z = &next[0].x;
+      float* slope = z + k_knots;
+      float l_xy = 0.0f;
+      if (rank == 0) {
+        for (int i = 0; i < m; ++i) {
+          const float3 d = g[wrap(i + 1, m)] - g[i];
+          g[i].z = l_xy;
+          l_xy += std::sqrt(d.x * d.x + d.y * d.y);
+        }
+        const float h = l_xy / static_cast<float>(k_knots);
+        const philox_stream rng(p.seed, global_env, episode, at, stages::elevation_profile::stage_id);
+        if (e.profile == elevation_kind::random_walk) {
+          elevation_walk_knots(e, rng, h, z, slope);
+        } else {
+          for (int j = 0; j < k_knots; ++j) z[j] = elevation_knot_value(e, rng, j);
+        }
+        const float inv_h = h > 0.0f ? 1.0f / h : 0.0f;
+        for (int j = 0; j < k_knots; ++j) slope[j] = elevation_knot_slope(z, k_knots, j, inv_h);
       }
-      const float inv_h = h > 0.0f ? 1.0f / h : 0.0f;
-      for (int j = 0; j < k_knots; ++j) slope[j] = elevation_knot_slope(z, k_knots, j, inv_h);
+      l_xy = grp.broadcast(l_xy);
+      grp.sync();
+      const float h = l_xy / static_cast<float>(k_knots);
       const float inv_l = l_xy > 0.0f ? 1.0f / l_xy : 0.0f;
-      for (int i = 0; i < m; ++i) g[i].z = elevation_at(z, slope, k_knots, h, g[i].z * inv_l * static_cast<float>(k_knots));
+      for (int i = rank; i < m; i += lanes)
+        g[i].z = elevation_at(z, slope, k_knots, h, g[i].z * inv_l * static_cast<float>(k_knots));
+      grp.sync();
     }
     // The bounded spacing solve of stages::gate_spacing (Jacobi rounds, the same sums), except
     // that under an elevation profile each move keeps z within [z_min, z_max]: a push apart
@@ -165,19 +216,19 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
     const bool banded = e.profile != elevation_kind::flat;
     const float target = p.gates.min_spacing * (1.0f + gate_spacing_margin);
     const float far2 = target * target * (1.0f + 1e-5f);
-    bool spaced = false;  // a round found every pair apart: the spacing test passes
     // Most draws need no move: one pass over the pairs (each once) settles that, and round 0,
-    // which would move nothing, is skipped.
+    // which would move nothing, is skipped. `spaced`: a round found every pair apart, so the
+    // spacing test passes (target > min_spacing).
     bool any_close = false;
-    for (int i = 0; i < m && !any_close; ++i)
+    for (int i = rank; i < m && !any_close; i += lanes)
       for (int j = i + 1; j < m && !any_close; ++j) {
         const float3 d = g[i] - g[j];
         any_close = !(dot(d, d) >= far2) && length(d) < target;
       }
-    if (!any_close && p.gates.spacing_iterations > 0) spaced = true;
+    bool spaced = !grp.any(any_close) && p.gates.spacing_iterations > 0;
     for (int round = 0; round < p.gates.spacing_iterations && !spaced; ++round) {
       float deficit = 0.0f;
-      for (int i = 0; i < m; ++i) {
+      for (int i = rank; i < m; i += lanes) {
         const float3 ci = g[i];
         float3 push = f3(0.0f, 0.0f, 0.0f);
         for (int j = 0; j < m; ++j) {
@@ -194,18 +245,23 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
         next[i] = ci + push;
         if (banded) next[i].z = clamp_f(next[i].z, e.z_min, e.z_max);
       }
+      deficit = grp.max(deficit);
+      grp.sync();
       if (!(deficit > 0.0f)) {
         spaced = true;
         break;
       }
-      for (int i = 0; i < m; ++i) g[i] = next[i];
+      for (int i = rank; i < m; i += lanes) g[i] = next[i];
+      grp.sync();
     }
     // Frames: the forward direction is the tangent at the gate of the closed centripetal
     // Catmull-Rom spline through the gates (the course line stages::catmull_rom would draw),
-    // horizontal for yaw_only; the chord to the next gate where that tangent vanishes.
-    float d_in = centripetal_knot(g[m - 1], g[0]);
-    for (int i = 0; i < m; ++i) {
+    // horizontal for yaw_only; the chord to the next gate where that tangent vanishes. One lane
+    // carries each knot increment to the next gate.
+    float d_in = centripetal_knot(g[wrap(rank - 1, m)], g[rank < m ? rank : 0]);
+    for (int i = rank; i < m; i += lanes) {
       const float3 after = g[wrap(i + 1, m)];
+      if (lanes > 1 && i != rank) d_in = centripetal_knot(g[i - 1], g[i]);
       const float d_out = centripetal_knot(g[i], after);
       const float3 c1 = catmull_rom_start_tangent(g[wrap(i - 1, m)], g[i], after, d_in, d_out);
       d_in = d_out;
@@ -213,48 +269,56 @@ TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, boo
       const float3 fallback = normalize_or(yaw_only ? f3(chord.x, chord.y, 0.0f) : chord, f3(1.0f, 0.0f, 0.0f));
       next[i] = normalize_or(yaw_only ? f3(c1.x, c1.y, 0.0f) : c1, fallback);
     }
+    grp.sync();
     // The gate test of stages::validate_gates, and the grade between consecutive gates.
-    count = m;
-    fail = 0;
     // Bars are 2 half_width long about their centres: two whose centres are more than
     // 2 half_width apart in plan view cannot cross, and gate_bars_cross is skipped for them.
-    // After a solve that found every pair apart, the spacing holds (target > min_spacing).
+    count = m;
+    fail = 0;
     const float reach2 = 4.0f * p.half_width * p.half_width * (1.0f + 1e-5f);
     bool ok = m >= p.gates.min_gates && m <= p.gates.max_gates && m <= out.max_gates;
-    for (int i = 0; i < m && ok; ++i) {
+    bool level = true;
+    for (int i = rank; i < m && ok; i += lanes) {
       const gate a{g[i], next[i], p.half_width, 0.0f};
       const float horizontal = std::sqrt(a.normal.x * a.normal.x + a.normal.y * a.normal.y);
       ok = is_finite(a.centre) && is_finite(a.normal) && std::fabs(length(a.normal) - 1.0f) <= 1e-4f && horizontal >= 1e-3f;
-    }
-    for (int i = 0; i < m && ok; ++i) {
       for (int j = i + 1; j < m && ok; ++j) {
         const float3 d = g[i] - g[j];
         if (!spaced) ok = dot(d, d) >= min2;
         if (ok && d.x * d.x + d.y * d.y < reach2)
-          ok = !gate_bars_cross(gate{g[i], next[i], p.half_width, 0.0f}, gate{g[j], next[j], p.half_width, 0.0f}, p.gate_half_height);
+          ok = !gate_bars_cross(a, gate{g[j], next[j], p.half_width, 0.0f}, p.gate_half_height);
       }
-    }
-    if (!ok) fail |= status::fail_gates;
-    if (e.profile != elevation_kind::flat) {
-      bool level = true;
-      for (int i = 0; i < m; ++i) {
+      if (e.profile != elevation_kind::flat) {
         const float3 d = g[wrap(i + 1, m)] - g[i];
         level = level && std::fabs(d.z) <= e.max_grade * std::sqrt(d.x * d.x + d.y * d.y);
       }
-      if (!level) fail |= status::fail_grade;
     }
+    if (!grp.all(ok)) fail |= status::fail_gates;
+    if (!grp.all(level)) fail |= status::fail_grade;
     if (fail == 0) break;
+    grp.sync();  // the next attempt overwrites the arrays
   }
   const int attempts = attempt < p.validate.max_attempts ? attempt + 1 : p.validate.max_attempts;
   const int kept = count < out.max_gates ? count : out.max_gates;
   const std::size_t base = static_cast<std::size_t>(env) * static_cast<std::size_t>(out.max_gates);
   const float nan = NAN;
-  for (int i = 0; i < out.max_gates; ++i) {
+  for (int i = rank; i < out.max_gates; i += lanes) {
     out.centre[base + i] = i < kept ? g[i] : f3(nan, nan, nan);
     out.forward[base + i] = i < kept ? next[i] : f3(nan, nan, nan);
   }
-  out.count[env] = kept;
-  out.status[env] = (fail == 0 ? status::valid : fail) | (static_cast<std::uint32_t>(attempts) << status::attempts_shift);
+  if (rank == 0) {
+    out.count[env] = kept;
+    out.status[env] = (fail == 0 ? status::valid : fail) | (static_cast<std::uint32_t>(attempts) << status::attempts_shift);
+    if (advance) out.episode[env] = episode;
+  }
+}
+
+/// build_gate_sequence on one lane with arrays of gate_sequence_max_anchors on the stack (the
+/// host backend; the kernel's one-thread-per-env form).
+TRACK_GEN_HD inline void build_gate_sequence(const track_params& p, int env, bool advance, const gate_sequence_out& out) {
+  float3 g[gate_sequence_max_anchors];
+  float3 next[gate_sequence_max_anchors];
+  build_gate_sequence(single_lane{}, p, env, advance, out, g, next);
 }
 
 }  // namespace track_gen::detail
