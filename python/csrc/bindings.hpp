@@ -11,6 +11,10 @@
 // Python layer decides at run time (inside track_gen.interop.torch.registered: conditional
 // recording, the capture mode of the library's own captures) is passed per regenerate call and
 // applied with course::set_recording; a CPU course ignores it (no graphs).
+//
+// Gate sequences (gate_sequence.hpp, the seed system's GateGenerator) are bound the same way, as
+// py_gate_sequences<Backend>: `GateSequences` (CUDA) and `HostGateSequences` (CPU), with each
+// gate's quaternion and posts computed beside the library's centres and forwards (gate_frames.hpp).
 #include <torch/extension.h>
 
 #include <pybind11/stl.h>
@@ -25,6 +29,8 @@
 
 #include "kernels.cuh"
 #endif
+
+#include "gate_frames.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -74,6 +80,10 @@ struct backend_traits<tg::backend::host> {
       if (oob != nullptr) oob[e] = (contact_flags[e] & tg::contact_flags::out_of_bounds) != 0u ? 1 : 0;
     }
   }
+  /// Each gate's quaternion and posts for the envs `mask` selects (gate_frames.hpp), now.
+  static void gate_frames(const tg::gate_sequence_ref& s, tg::env_mask mask, const gate_frame_outputs& out, stream_type) {
+    gate_frames_host(s, mask, out);
+  }
 };
 
 #ifdef TRACK_GEN_PYTHON_CUDA
@@ -96,6 +106,11 @@ struct backend_traits<tg::backend::cuda> {
   static void step_bits(const std::uint32_t* flags, const std::uint32_t* contact_flags, std::int32_t* passed,
                         std::int32_t* wrong_way, std::int32_t* oob, int n, stream_type stream) {
     launch_step_bits(flags, contact_flags, passed, wrong_way, oob, n, stream.get());
+  }
+  /// One launch of gate_frames.hpp's gate_frames_kernel on `stream`.
+  static void gate_frames(const tg::gate_sequence_ref& s, tg::env_mask mask, const gate_frame_outputs& out,
+                          stream_type stream) {
+    launch_gate_frames(s, mask, out, stream.get());
   }
 };
 #endif
@@ -884,6 +899,100 @@ class py_course {
 };
 
 
+// ---- gate sequences (gate_sequence.hpp) ---------------------------------------------------------
+
+/// E gate sequences (tg::gate_sequences of the backend's policy) for
+/// track_gen.generator.GateGenerator: the library's arrays as tensors over its memory (no copy,
+/// each holding it), plus each gate's quaternion and posts (the seed system's GateSequence has
+/// them; the library stores centres and forwards only), in tensors this object allocates and
+/// rewrites after each generate, on the same stream, for the envs that generate touched.
+template <class Backend>
+class py_gate_sequences {
+  using traits = backend_traits<Backend>;
+  using stream_type = typename traits::stream_type;
+  using sequences_type = tg::gate_sequences<typename traits::policy>;
+
+ public:
+  /// The sequences of `preset`'s parameters with `overrides` (make_params) for `num_envs` envs
+  /// on CUDA device `device` (ignored on the CPU), zeroed (count 0, status 0: frames NaN) on
+  /// torch's current stream; nothing is built until generate.
+  /// @throws std::invalid_argument a parameter out of range, or a family the sequences do not
+  ///         build (voronoi, checkpoint). @throws capture_error the stream is capturing.
+  py_gate_sequences(const std::string& preset, int num_envs, const py::dict& overrides, int device)
+      : device_(static_cast<c10::DeviceIndex>(device)), where_(traits::device(device_)),
+        sequences_(build(make_params(preset, num_envs, overrides), device_)) {
+    typename traits::guard guard(device_);
+    const tg::gate_sequence_ref v = sequences_.view();
+    const tg::detail::gate_sequence_out& a = v.arrays();
+    const std::int64_t e = v.num_envs(), g = v.max_gates();
+    const std::shared_ptr<const void> owner = sequences_.owner();
+    centre_ = tt::borrow(a.centre, {e, g, 3}, at::kFloat, where_, owner);
+    forward_ = tt::borrow(a.forward, {e, g, 3}, at::kFloat, where_, owner);
+    // uint32 words as int32 tensors of the same bits, as the course's status and episode.
+    count_ = tt::borrow(a.count, {e}, at::kInt, where_, owner);
+    status_ = tt::borrow(a.status, {e}, at::kInt, where_, owner);
+    episode_ = tt::borrow(a.episode, {e}, at::kInt, where_, owner);
+    const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat).device(where_);
+    orientation_ = at::empty({e, g, 4}, f32);
+    left_ = at::empty({e, g, 3}, f32);
+    right_ = at::empty({e, g, 3}, f32);
+    write_frames(tg::env_mask{}, traits::stream_of(std::nullopt, device_));
+  }
+
+  /// Builds the sequences of the envs `mask` selects (None: every env; [E] int32/bool/uint8 on
+  /// the device), `advance`: their next episode first, then their frames. Asynchronous on
+  /// `stream` (torch's current stream when None); recorded when it is capturing.
+  void generate(const std::optional<at::Tensor>& mask, bool advance, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    const tg::env_mask m = mask.has_value() ? tt::mask(*mask, num_envs(), where_, "mask") : tg::env_mask{};
+    const stream_type s = traits::stream_of(stream, device_);
+    sequences_.generate(m, advance, s);
+    write_frames(m, s);
+  }
+
+  /// {"centre", "forward", "left", "right": float32 [E, G, 3] [m]; "orientation": float32
+  /// [E, G, 4] (x, y, z, w); "count", "status", "episode": int32 [E]}.
+  py::dict tensors() const {
+    py::dict d;
+    d["centre"] = centre_;
+    d["forward"] = forward_;
+    d["orientation"] = orientation_;
+    d["left"] = left_;
+    d["right"] = right_;
+    d["count"] = count_;
+    d["status"] = status_;
+    d["episode"] = episode_;
+    return d;
+  }
+
+  /// References to the sequences' memory (the owner and its tensors' deleters), for lifetime tests.
+  long owner_use_count() const { return sequences_.owner().use_count() - 1; }  // minus the temporary
+  int num_envs() const { return sequences_.num_envs(); }
+  int max_gates() const { return sequences_.max_gates(); }
+  int device() const { return device_; }
+  float half_width() const { return sequences_.view().half_width(); }
+  float half_height() const { return sequences_.view().half_height(); }
+  py::dict params() const { return params_dict(sequences_.params()); }
+
+ private:
+  static sequences_type build(const tg::track_params& params, c10::DeviceIndex device) {
+    typename traits::guard guard(device);
+    return sequences_type(params, traits::stream_of(std::nullopt, device));
+  }
+  void write_frames(tg::env_mask mask, stream_type stream) {
+    const gate_frame_outputs out{reinterpret_cast<tg::gate_quaternion*>(orientation_.data_ptr<float>()),
+                                 reinterpret_cast<float3*>(left_.data_ptr<float>()),
+                                 reinterpret_cast<float3*>(right_.data_ptr<float>())};
+    traits::gate_frames(sequences_.view(), mask, out, stream);
+  }
+
+  c10::DeviceIndex device_;
+  at::Device where_;  ///< cuda:device_, or the CPU
+  sequences_type sequences_;
+  at::Tensor centre_, forward_, count_, status_, episode_;  ///< over sequences_' memory
+  at::Tensor orientation_, left_, right_;                   ///< this object's, written by write_frames
+};
+
 /// A pybind11-ready callable for member function `f` of a Python course: the call inside
 /// python_errors, with f's own parameter types (so pybind11 sees the real signature).
 template <class C, class R, class... A>
@@ -979,6 +1088,27 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
         .def("retain_graph", guarded(&course_type::retain_graph), py::arg("graph"));
   }
 #endif
+}
+
+/// Binds py_gate_sequences<Backend> as `name` in `m` (the same methods for both backends).
+template <class Backend>
+void bind_gate_sequences(py::module_& m, const char* name, const char* doc) {
+  using seq_type = py_gate_sequences<Backend>;
+  py::class_<seq_type>(m, name, doc)
+      .def(py::init([](const std::string& preset, int num_envs, const py::dict& overrides, int device) {
+             return python_errors([&] { return std::make_unique<seq_type>(preset, num_envs, overrides, device); });
+           }),
+           py::arg("preset"), py::arg("num_envs"), py::arg("overrides"), py::arg("device"))
+      .def("generate", guarded(&seq_type::generate), py::arg("mask") = py::none(), py::arg("advance") = false,
+           py::arg("stream") = py::none())
+      .def("tensors", guarded(&seq_type::tensors))
+      .def("owner_use_count", &seq_type::owner_use_count)
+      .def_property_readonly("num_envs", &seq_type::num_envs)
+      .def_property_readonly("max_gates", &seq_type::max_gates)
+      .def_property_readonly("device", &seq_type::device)
+      .def_property_readonly("half_width", &seq_type::half_width)
+      .def_property_readonly("half_height", &seq_type::half_height)
+      .def("params", &seq_type::params);
 }
 
 /// The module's functions that do not depend on the backend (field tables, bit names, sharding,

@@ -1,6 +1,6 @@
-// track_gen._C, CUDA build (nvcc): CUDA courses as `Course`, CPU courses as `HostCourse`, and
-// the capture helpers. The bindings are shared with the CPU-only build (module_cpu.cpp):
-// bindings.hpp.
+// track_gen._C, CUDA build (nvcc): CUDA courses as `Course`, CPU courses as `HostCourse`, gate
+// sequences as `GateSequences` (CUDA) and `HostGateSequences` (CPU), and the capture helpers.
+// The bindings are shared with the CPU-only build (module_cpu.cpp): bindings.hpp.
 #define TRACK_GEN_PYTHON_CUDA 1
 #include "bindings.hpp"
 
@@ -13,6 +13,9 @@ PYBIND11_MODULE(_C, m) {
   tp::bind_common(m);
   tp::bind_course<tg::backend::cuda>(m, "Course", "A course on a CUDA device (backend::cuda, the default policies)");
   tp::bind_course<tg::backend::host>(m, "HostCourse", "A course on the CPU (backend::host)");
+  tp::bind_gate_sequences<tg::backend::cuda>(m, "GateSequences",
+                                             "Gate sequences on a CUDA device (gate_sequences<policy>, backend::cuda)");
+  tp::bind_gate_sequences<tg::backend::host>(m, "HostGateSequences", "Gate sequences on the CPU (backend::host)");
   m.attr("backends") = py::make_tuple("cuda", "cpu");
   m.def("release_deferred", &tg::release_deferred,
         "Frees now the course memory that released graphs left in the deferred list (not inside a capture)");

@@ -81,3 +81,27 @@ def test_status_bits_docstring_gives_the_headers_attempts_field():
     assert int(width, 16) << shift == 0xff00
     assert f">> {shift}" in course.status_bits.__doc__ and f"bits {shift}-{shift + 7}" in course.status_bits.__doc__
     assert "0xff00" in course.status_bits.__doc__
+
+
+def test_the_type_stubs_name_every_gate_sequence_binding():
+    """The gate sequences (``GateSequences`` / ``HostGateSequences``, bindings.hpp's
+    bind_gate_sequences): the stubs' base class names every method and property bound, and
+    each build registers the types it should."""
+    import ast  # noqa: PLC0415
+    text = (CSRC / "bindings.hpp").read_text()
+    start = text.index("py::class_<seq_type>(m, name, doc)")
+    end = text.index("\n}\n", start)
+    bound = set(re.findall(r'\.def(?:_property_readonly)?\(\s*"(\w+)"', text[start:end]))
+    tree = ast.parse((ROOT / "python/track_gen/_C.pyi").read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def methods(name):
+        return {f.name for f in classes[name].body if isinstance(f, ast.FunctionDef) and f.name != "__init__"}
+
+    assert {"generate", "tensors", "num_envs", "max_gates"} <= bound   # the parse found the bindings
+    assert methods("_GateSequencesBase") == bound, sorted(bound ^ methods("_GateSequencesBase"))
+    assert not methods("GateSequences") and not methods("HostGateSequences")
+    registered = re.compile(r'bind_gate_sequences<tg::backend::(\w+)>\(\s*m,\s*"(\w+)"')
+    assert set(registered.findall((CSRC / "module.cu").read_text())) == {("cuda", "GateSequences"),
+                                                                         ("host", "HostGateSequences")}
+    assert set(registered.findall((CSRC / "module_cpu.cpp").read_text())) == {("host", "HostGateSequences")}

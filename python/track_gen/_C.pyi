@@ -3,11 +3,12 @@ module.cu with CUDA or module_cpu.cpp without).
 
 The extension is the low-level layer under :mod:`track_gen.course`: use ``Course`` there, which
 checks its arguments, preallocates outputs and documents units and shapes. ``Course`` (CUDA
-builds only) and ``HostCourse`` (both builds) have the same methods but the graph ones. Tensors
-here are CUDA tensors on the course's device (CPU tensors for ``HostCourse``) unless said
-otherwise; ``stream`` is ``None`` (torch's current stream) or a ``cudaStream_t`` handle as an int
-(``HostCourse``: ``None`` only). Every call is asynchronous on that stream unless said otherwise
-(``HostCourse``: synchronous). C++ ``std::invalid_argument`` arrives as ``ValueError``;
+builds only) and ``HostCourse`` (both builds) have the same methods but the graph ones; so have
+``GateSequences`` (CUDA builds only) and ``HostGateSequences`` (both builds), the gate sequences
+under ``track_gen.generator.GateGenerator``. Tensors here are CUDA tensors on the course's
+device (CPU tensors for the ``Host`` types) unless said otherwise; ``stream`` is ``None`` (torch's
+current stream) or a ``cudaStream_t`` handle as an int (``Host`` types: ``None`` only). Every call
+is asynchronous on that stream unless said otherwise (``Host`` types: synchronous). C++ ``std::invalid_argument`` arrives as ``ValueError``;
 ``track_gen::capture_error`` as ``track_gen.exec.errors.CaptureError``.
 ``python/tests/test_binding_tables.py`` keeps this file's names in step with the bindings.
 """
@@ -229,6 +230,43 @@ class Course(_CourseBase):
 
 class HostCourse(_CourseBase):
     """A course on the CPU (C++ backend::host); ``device`` is ignored, ``stream`` must be None."""
+
+class _GateSequencesBase:
+    """The methods of both gate-sequence types (a stub-only base): C++ ``gate_sequences``
+    (gate_sequence.hpp) of one backend, for ``track_gen.generator.GateGenerator``."""
+    def __init__(self, preset: str, num_envs: int, overrides: Dict[str, object], device: int) -> None:
+        """Allocates E sequences of ``gates.max_gates`` slots, zeroed (count 0, status 0, NaN
+        frames) on the stream; builds nothing (call ``generate``). ``preset`` as the courses'.
+        ValueError: a parameter out of range, or a 'voronoi' / 'checkpoint' family (not built
+        here), or polar.control_points > 256."""
+    def generate(self, mask: Optional[torch.Tensor] = None, advance: bool = False, stream: Optional[int] = None) -> None:
+        """Builds the sequences of the envs ``mask`` selects (None: every env; [E] int32 / bool /
+        uint8), ``advance``: their next episode first; then their orientations and posts."""
+    def tensors(self) -> Dict[str, torch.Tensor]:
+        """{"centre", "forward", "left", "right": float32 [E, G, 3] [m]; "orientation": float32
+        [E, G, 4] (x, y, z, w); "count", "status", "episode": int32 [E]}; NaN past each count.
+        centre, forward, count, status, episode view the sequences' memory; the others are
+        tensors this object rewrites at each generate."""
+    def owner_use_count(self) -> int: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def max_gates(self) -> int: ...
+    @property
+    def device(self) -> int: ...
+    @property
+    def half_width(self) -> float:
+        """[m]"""
+    @property
+    def half_height(self) -> float:
+        """[m]"""
+    def params(self) -> Dict[str, object]: ...
+
+class GateSequences(_GateSequencesBase):
+    """Gate sequences on a CUDA device (CUDA builds only)."""
+
+class HostGateSequences(_GateSequencesBase):
+    """Gate sequences on the CPU (C++ backend::host); ``device`` is ignored, ``stream`` must be None."""
 
 def capture_info(stream: int) -> Tuple[int, int]:  # CUDA builds only
     """(status, id) of a stream's capture: status 0 none, 1 active, 2 invalidated."""

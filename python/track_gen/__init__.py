@@ -6,6 +6,7 @@ The Python face of the C++ library (``include/track_gen``), driven from PyTorch:
     from track_gen.pipeline import presets
     import track_gen.interop.torch
     track_gen.shard_params(params, total_envs, world_size, rank)   # one rank's envs (torchrun)
+    track_gen.GateGenerator(presets.gate_course(64)).generate()   # gates only (track_gen.generator)
 
 Importing the package needs neither torch nor the compiled extension ``track_gen._C``: both are
 loaded at the first call that needs them (``Course.track``, ``registered``), so the pure-Python
@@ -15,9 +16,12 @@ __version__ = "0.1.0"
 
 from .shard import Shard, shard_of, shard_params  # noqa: E402 - pure Python; the C++ split is loaded on first call
 from .circuits import Circuit, course_from_circuits, export_track, load_circuit, save_circuit  # noqa: E402 - pure Python
+# The seed system's generate-only classes; pure Python at import (torch loads at construction).
+from .generator import GateGenerator, GateSequence, Track, TrackGenerator  # noqa: E402
 
 __all__ = ["Shard", "release_deferred", "shard_of", "shard_params",
-           "Circuit", "course_from_circuits", "export_track", "load_circuit", "save_circuit"]
+           "Circuit", "course_from_circuits", "export_track", "load_circuit", "save_circuit",
+           "GateGenerator", "GateSequence", "Track", "TrackGenerator"]
 
 
 def _extension():

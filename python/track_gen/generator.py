@@ -12,15 +12,27 @@ winding) without binding agents or tracking progress::
 
 It is a :class:`~track_gen.course.Course` underneath (``gen.course``): the same tracks, the same
 devices (CUDA or ``"cpu"``), and everything a course offers when you need more.
+
+Gates alone, the seed system's ``GateGenerator(...).generate()`` returning a ``GateSequence``
+(C++ ``gate_sequences``, include/track_gen/gate_sequence.hpp: no course line, one thread per
+env, about a tenth of a gate course's cost)::
+
+    from track_gen.generator import GateGenerator
+
+    gen = GateGenerator(presets.gate_course(num_envs=4096, device="cuda:0", seed=7))
+    seq = gen.generate()                     # episode 0's gates
+    seq = gen.generate(advance=True)         # every env's next sequence
+    seq.position, seq.forward                # float32 [E, G, 3]; NaN at and past seq.count
 """
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Optional
 
-from .course import Course
+from .course import Course, _stream_arg, _torch_stream, _torch_view
 from .pipeline.presets import TrackParams
 
-__all__ = ["Track", "TrackGenerator"]
+__all__ = ["GateGenerator", "GateSequence", "Track", "TrackGenerator"]
 
 
 class Track(NamedTuple):
@@ -93,3 +105,174 @@ class TrackGenerator:
         valid = (t.status & status_bits()["valid"]) != 0
         count = torch.full_like(t.num_gates, self.course.num_samples)
         return Track(p, outer, inner, t.tangent, t.normal, t.arc_length, t.length, valid, count, winding)
+
+
+class GateSequence(NamedTuple):
+    """A batch of gate sequences with the seed system's ``GateSequence`` names, on the generator's
+    device (E envs, G = ``gates.max_gates`` gate slots per env; gate ``g`` of env ``e`` at
+    ``[e, g]``, the seed's flat ``[E * G]`` index ``e * G + g``). Slots ``g >= count[e]`` hold NaN
+    in every per-gate field. Units: metres.
+
+    ``position``, ``forward``, ``orientation``, ``left``, ``right``, ``count``, ``status`` and
+    ``episode`` are the generator's tensors (views of its memory that keep it alive), rewritten in
+    place by the next ``generate`` (for the envs it touches): ``.clone()`` what you keep. ``valid`` is a new tensor each call;
+    ``half_size`` one tensor made at construction.
+
+    The seed's ``tangent`` (the 3D course tangent where ``forward`` is its level projection) is
+    not here: the library keeps the gate-plane normal only (C++ ``gate_sequence_ref::forward``).
+    """
+    position: object     #: float32 [E, G, 3] [m]: gate centres
+    forward: object      #: float32 [E, G, 3]: unit gate-plane normals, the crossing direction
+    orientation: object  #: float32 [E, G, 4]: unit quaternions (x, y, z, w), world from gate axes (x forward, y left, z up)
+    half_size: object    #: float32 [E] [m]: half the opening's width (params half_width; every gate of a batch alike)
+    left: object         #: float32 [E, G, 3] [m]: left posts, position + half_size * left axis (level)
+    right: object        #: float32 [E, G, 3] [m]: right posts, position - half_size * left axis
+    valid: object        #: int32 [E]: 1 when the sequence passed its tests (status bit valid), else 0 (as the seed)
+    count: object        #: int32 [E]: gates of each env, in [0, G]
+    status: object       #: int32 [E]: status bits (``status_bits()``: valid or the failed tests; attempts in bits 8-15)
+    episode: object      #: int32 [E]: each env's episode (0 at construction, +1 per advancing generate)
+
+
+def _given_as(params: TrackParams, err: ValueError) -> ValueError:
+    """`err` with the seed system's aliases the caller wrote (z_max=...) named beside the
+    library's fields it mentions, as ``Course`` does; `err` itself when none is mentioned."""
+    found = []
+    for name, alias in getattr(params, "given_as", {}).items():
+        m = re.search(re.escape(f"track_params.{name}") + r"(?![\w.])", str(err))
+        if m:
+            found.append((m.start(), f"{alias} is track_params.{name}"))
+    if not found:
+        return err
+    return ValueError(f"{err} (given as {', '.join(text for _, text in sorted(found))})")
+
+
+class GateGenerator:
+    """Generates a batch of drone-racing gate sequences, one per env, without a course line: the
+    seed system's ``GateGenerator`` over C++ ``track_gen::gate_sequences`` (gate_sequence.hpp).
+
+    Per env and episode: the family's anchors (polar, bezier or hull; ``generator=`` or
+    ``generator_weights=``), ordered (``gates.ordering``), thinned to a count drawn in
+    [``gates.min_gates``, ``gates.max_gates``], lifted onto the elevation profile, pushed at least
+    ``gates.min_spacing`` apart in 3D, each facing along the closed centripetal Catmull-Rom
+    spline through the gates (level for ``gates.align`` 0), then tested, with up to
+    ``validate.max_attempts`` attempts. Use :meth:`~track_gen.course.Course.gates` instead when you
+    need the course line (progress, localization, observations).
+
+    On a CUDA device every call is asynchronous on torch's current stream (or ``stream=``); on the
+    CPU (``device="cpu"``) it runs to completion on the calling thread.
+    """
+
+    def __init__(self, params: TrackParams):
+        """Allocates the sequences and builds every env's episode-0 sequence (on torch's current
+        stream of ``params.device``; on the CPU now).
+
+        Args:
+            params: a :class:`~track_gen.pipeline.presets.TrackParams`, normally
+                ``presets.gate_course(num_envs, device=..., seed=..., gates={...})``. Read:
+                num_envs, env_offset, seed, half_width, gate_half_height, generator,
+                generator_weights, polar, bezier, hull, elevation, gates and
+                validate.max_attempts.
+        Raises:
+            TypeError: ``params`` is not a TrackParams.
+            ValueError: a parameter out of range (the message names it and its range), or a
+                family whose anchors are not built here ('voronoi', 'checkpoint': use
+                ``Course.gates``), or polar.control_points > 256.
+            track_gen.exec.errors.CaptureError: the stream is capturing (construction allocates).
+            RuntimeError: a CUDA device asked of an extension built without CUDA.
+        """
+        if not isinstance(params, TrackParams):
+            raise TypeError(f"params must be a track_gen.pipeline.presets.TrackParams "
+                            f"(presets.gate_course(...)), got {type(params).__name__}")
+        import torch  # noqa: PLC0415 - loaded with the extension
+
+        from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
+        ext = _extension()
+        if params.is_cpu:
+            impl_type = ext.HostGateSequences
+        elif hasattr(ext, "GateSequences"):
+            impl_type = ext.GateSequences
+        else:
+            raise RuntimeError(
+                f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only). Use "
+                "device='cpu', or reinstall with a CUDA build of torch, the CUDA toolkit and a GPU visible (or "
+                "CUDAARCHS=90, say): pip install ./python")
+        self.params = params  #: the TrackParams it was built from
+        try:
+            self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides), params.device_index)
+        except ValueError as e:
+            if "gate_course_pipeline" in str(e):  # the C++ advice, in Python's terms
+                raise ValueError(f"{e} (from Python: Course.gates(params))") from None
+            named = _given_as(params, e)
+            if named is e:
+                raise
+            raise named from None
+        #: environments E, gate slots per env G (gates.max_gates), device
+        self.num_envs = int(self._impl.num_envs)
+        self.max_gates = int(self._impl.max_gates)
+        self.device = "cpu" if params.is_cpu else f"cuda:{self._impl.device}"
+        #: half-width [m] and half-height [m] of every gate's opening
+        self.half_width = float(self._impl.half_width)
+        self.half_height = float(self._impl.half_height)
+        self._tensors = self._impl.tensors()
+        self._half_size = torch.full((self.num_envs,), self.half_width, dtype=torch.float32, device=self.device)
+        self._valid_bit = int(ext.status_bits()["valid"])
+        self._impl.generate(None, False, None)
+        self._fresh = True
+
+    def generate(self, num_envs: Optional[int] = None, advance: bool = False, mask=None,
+                 stream=None) -> GateSequence:
+        """The batch's gate sequences. ``advance=False``: the current episode's sequences, built
+        again bit for bit; ``advance=True``: the next episode's (new gates). With ``mask``, only
+        the envs it selects are built (and advanced); the others keep their sequences, bit for
+        bit. The first call without ``advance`` or ``mask`` returns the sequences built at
+        construction.
+
+        Asynchronous on ``stream`` (CUDA; the tensors are written in stream order, read them on
+        or after it); allocates only the returned ``valid`` tensor. On the CPU it runs now. On a
+        capturing stream (``torch.cuda.graph``) the call is recorded; the graph does not hold the
+        generator's memory, so keep the generator or its tensors alive while the graph lives.
+
+        Args:
+            num_envs: ``None`` or the batch size (the batch is fixed: any other number raises).
+            advance: move the selected envs to their next episode first.
+            mask: ``None`` (every env) or an ``[E]`` int32, bool or uint8 tensor (or DLPack
+                array) on the generator's device, contiguous; nonzero selects. Read in place.
+            stream: ``None`` (torch's current stream), a ``torch.cuda.Stream`` or an int handle;
+                ``None`` only on the CPU.
+        Returns:
+            a :class:`GateSequence` (see there for shapes and which tensors are views).
+        Raises:
+            ValueError: ``num_envs`` is not the batch's size; a mask of the wrong dtype, shape,
+                device or layout; a stream given on the CPU.
+            TypeError: ``advance`` is not a bool.
+        """
+        import torch  # noqa: PLC0415 - loaded with the extension
+
+        if num_envs is not None and (isinstance(num_envs, bool) or num_envs != self.num_envs):
+            raise ValueError(f"track_gen: GateGenerator.generate: num_envs = {num_envs!r}; the batch is fixed at "
+                             f"{self.num_envs} envs (build another generator for another size)")
+        if not isinstance(advance, bool):
+            raise TypeError(f"advance must be a bool, got {type(advance).__name__} {advance!r}")
+        if mask is not None:
+            mask = _torch_view(mask)
+            ok = (isinstance(mask, torch.Tensor) and mask.device == torch.device(self.device) and mask.is_contiguous()
+                  and mask.dtype in (torch.int32, torch.bool, torch.uint8) and tuple(mask.shape) == (self.num_envs,))
+            if not ok:
+                got = (f"{str(mask.dtype).replace('torch.', '')} {list(mask.shape)} on {mask.device}"
+                       f"{'' if mask.is_contiguous() else ' (not contiguous)'}" if isinstance(mask, torch.Tensor)
+                       else type(mask).__name__)
+                raise ValueError(f"track_gen: GateGenerator.generate: mask must be an int32, bool or uint8 tensor of "
+                                 f"shape [{self.num_envs}] on {self.device}, contiguous; got {got}")
+        handle = _stream_arg(stream)
+        if advance or mask is not None or not self._fresh:
+            self._impl.generate(mask, advance, handle)
+        self._fresh = False
+        t = self._tensors
+        with _torch_stream(stream):
+            valid = ((t["status"] & self._valid_bit) != 0).to(torch.int32)
+        return GateSequence(t["centre"], t["forward"], t["orientation"], self._half_size, t["left"], t["right"],
+                            valid, t["count"], t["status"], t["episode"])
+
+    def __repr__(self) -> str:
+        return (f"GateGenerator(preset={self.params.preset!r}, num_envs={self.num_envs}, device={self.device!r}, "
+                f"max_gates={self.max_gates})")
