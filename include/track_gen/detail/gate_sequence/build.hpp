@@ -219,13 +219,18 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
     // Most draws need no move: one pass over the pairs (each once) settles that, and round 0,
     // which would move nothing, is skipped. `spaced`: a round found every pair apart, so the
     // spacing test passes (target > min_spacing).
-    bool any_close = false;
+    // The same pass notes whether two centres lie within reach of each other's bars (below):
+    // when none does and nothing moves, the gate test's pair loop has nothing left to find.
+    const float reach2 = 4.0f * p.half_width * p.half_width * (1.0f + 1e-5f);
+    bool any_close = false, any_within_reach = false;
     for (int i = rank; i < m && !any_close; i += lanes)
       for (int j = i + 1; j < m && !any_close; ++j) {
         const float3 d = g[i] - g[j];
         any_close = !(dot(d, d) >= far2) && length(d) < target;
+        any_within_reach = any_within_reach || !(d.x * d.x + d.y * d.y >= reach2);
       }
     bool spaced = !grp.any(any_close) && p.gates.spacing_iterations > 0;
+    const bool pairs_clear = spaced && !grp.any(any_within_reach);
     for (int round = 0; round < p.gates.spacing_iterations && !spaced; ++round) {
       float deficit = 0.0f;
       for (int i = rank; i < m; i += lanes) {
@@ -272,17 +277,17 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
     grp.sync();
     // The gate test of stages::validate_gates, and the grade between consecutive gates.
     // Bars are 2 half_width long about their centres: two whose centres are more than
-    // 2 half_width apart in plan view cannot cross, and gate_bars_cross is skipped for them.
+    // 2 half_width apart in plan view cannot cross, and gate_bars_cross is skipped for them
+    // (for every pair when the spacing pass found them all apart and out of reach).
     count = m;
     fail = 0;
-    const float reach2 = 4.0f * p.half_width * p.half_width * (1.0f + 1e-5f);
     bool ok = m >= p.gates.min_gates && m <= p.gates.max_gates && m <= out.max_gates;
     bool level = true;
     for (int i = rank; i < m && ok; i += lanes) {
       const gate a{g[i], next[i], p.half_width, 0.0f};
       const float horizontal = std::sqrt(a.normal.x * a.normal.x + a.normal.y * a.normal.y);
       ok = is_finite(a.centre) && is_finite(a.normal) && std::fabs(length(a.normal) - 1.0f) <= 1e-4f && horizontal >= 1e-3f;
-      for (int j = i + 1; j < m && ok; ++j) {
+      for (int j = i + 1; j < m && ok && !pairs_clear; ++j) {
         const float3 d = g[i] - g[j];
         if (!spaced) ok = dot(d, d) >= min2;
         if (ok && d.x * d.x + d.y * d.y < reach2)
