@@ -283,7 +283,10 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream, const 
   tg::track_params params = gates ? tg::presets::gate_course(static_cast<int>(envs)) : tg::presets::track(static_cast<int>(envs));
   params.num_samples = n;
   params.seed = o.seed;
-  if (!family.empty() && !gates) set_generator(params, family);
+  // "<family>_own": that family through presets::one_family_pipeline (the generator selects it too).
+  const std::string own = "_own";
+  const bool own_pipeline = family.size() > own.size() && family.compare(family.size() - own.size(), own.size(), own) == 0;
+  if (!family.empty() && !gates) set_generator(params, own_pipeline ? family.substr(0, family.size() - own.size()) : family);
   const float spacing = gates ? tg::presets::gate_course_spacing(params) : o.spacing;
   const ::cuda::stream_ref sref(stream);
   using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored,
@@ -864,12 +867,14 @@ int parse(int argc, char** argv, options& o) {
       ->check(CLI::IsMember({64, 128, 256, 512}));
   std::vector<std::string> families = {"mix", "gate_course", "gate_sequence", "gate_sequence_bezier"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
+  for (const char* f : {"bezier_own", "hull_own", "voronoi_own", "checkpoint_own"}) families.push_back(f);
   app.add_option("--generators", o.generators,
                  "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
                  "generator families (polar: the family pipeline's cost on the default tracks); mix: equal weights on "
                  "every family; gate_course: drone gate courses (presets::gate_course_pipeline); gate_sequence: the "
                  "gate_course preset's gates alone (gate_sequence.hpp, no course line); gate_sequence_bezier: the same "
-                 "from bezier corners, as the seed library's gate config")
+                 "from bezier corners, as the seed library's gate config; <family>_own: that family through "
+                 "presets::one_family_pipeline")
       ->delimiter(',')
       ->check(CLI::IsMember(families));
   if (const int status = track_gen_bench::parse(app, argc, argv); status >= 0) return status;
@@ -1010,6 +1015,14 @@ int main(int argc, char** argv) {
                       constexpr int threads = tg::default_tuning::generate_block_threads;
                       if (f == "gate_sequence" || f == "gate_sequence_bezier")
                         rows.push_back(run_gate_sequence(e, o, stream, f == "gate_sequence_bezier"));
+                      else if (f == "bezier_own")
+                        rows.push_back(run_generate<threads, tg::presets::bezier_pipeline>(e, n, o, stream, f));
+                      else if (f == "hull_own")
+                        rows.push_back(run_generate<threads, tg::presets::hull_pipeline>(e, n, o, stream, f));
+                      else if (f == "voronoi_own")
+                        rows.push_back(run_generate<threads, tg::presets::voronoi_pipeline>(e, n, o, stream, f));
+                      else if (f == "checkpoint_own")
+                        rows.push_back(run_generate<threads, tg::presets::checkpoint_pipeline>(e, n, o, stream, f));
                       else rows.push_back(f == "gate_course"
                                          ? run_generate<threads, tg::presets::gate_course_pipeline>(e, n, o, stream, f)
                                          : run_generate<threads, tg::presets::family_pipeline>(e, n, o, stream, f));

@@ -69,15 +69,15 @@ class generator {
   /// size the target batch with it. @throws std::invalid_argument a parameter out of range.
   static int max_gates(const track_params& params, float checkpoint_spacing) {
     return detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
-                                          Pipeline::accepts_families, detail::sizes_of<Pipeline>(), 0).plan.max_gates;
+                                          Pipeline::family_rule, detail::sizes_of<Pipeline>(), 0).plan.max_gates;
   }
   static int max_gates(const track_params& params, float checkpoint_spacing, const user_tracks& tracks) {
     return detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid,
-                                          Pipeline::accepts_families, detail::sizes_of<Pipeline>(), 0).plan.max_gates;
+                                          Pipeline::family_rule, detail::sizes_of<Pipeline>(), 0).plan.max_gates;
   }
   static int max_gates(const track_params& params, float checkpoint_spacing, const track_variants& variants) {
     return detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid,
-                                          Pipeline::accepts_families, detail::sizes_of<Pipeline>(), 0).plan.max_gates;
+                                          Pipeline::family_rule, detail::sizes_of<Pipeline>(), 0).plan.max_gates;
   }
 
   /// A generator of random tracks into `target` (num_envs and num_samples as `params`, at
@@ -96,7 +96,7 @@ class generator {
   generator(const track_params& params, float checkpoint_spacing, const track_batch<Policy>& target, OnRebuilt on_rebuilt,
             stream_type stream)
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
-                                                 Pipeline::accepts_families, detail::sizes_of<Pipeline>(),
+                                                 Pipeline::family_rule, detail::sizes_of<Pipeline>(),
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), on_rebuilt, nullptr, target.owner(), stream) {}
   /// As above, with user tracks (one per env, or one shared by every env), copied now
@@ -108,7 +108,7 @@ class generator {
   generator(const track_params& params, float checkpoint_spacing, const user_tracks& tracks,
             const track_batch<Policy>& target, OnRebuilt on_rebuilt, stream_type stream)
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, &tracks, nullptr, Pipeline::has_grid,
-                                                 Pipeline::accepts_families, detail::sizes_of<Pipeline>(),
+                                                 Pipeline::family_rule, detail::sizes_of<Pipeline>(),
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), on_rebuilt, nullptr, target.owner(), stream) {}
   /// As above, with per-env parameter sets, copied now (synchronising `stream` once).
@@ -119,7 +119,7 @@ class generator {
   generator(const track_params& params, float checkpoint_spacing, const track_variants& variants,
             const track_batch<Policy>& target, OnRebuilt on_rebuilt, stream_type stream)
       : generator(detail::generator_inputs::make(params, checkpoint_spacing, nullptr, &variants, Pipeline::has_grid,
-                                                 Pipeline::accepts_families, detail::sizes_of<Pipeline>(),
+                                                 Pipeline::family_rule, detail::sizes_of<Pipeline>(),
                                                  select_temp_bytes(params.num_envs, stream), sizeof(args_type)),
                   target.view(), on_rebuilt, nullptr, target.owner(), stream) {}
 

@@ -28,6 +28,11 @@ inline constexpr int num_generator_families = 5;
 inline constexpr const char* generator_family_names[num_generator_families] = {"polar", "bezier", "hull", "voronoi",
                                                                                "checkpoint"};
 
+namespace detail {
+/// A pipeline's family_rule when `track_params::generator` may select any family.
+inline constexpr int any_family = -2;
+}  // namespace detail
+
 /// `stages::random_family`: which generator family draws each env's control points.
 struct generator_params {
   /// The family of every env when all `weights` are 0, a generator_family in [0, 4].

@@ -45,6 +45,13 @@ constexpr bool grid_stage_well_placed(int grid) {
   return interpolated;
 }
 
+/// The family generate stage `Stage` draws (its `family` member: the families' own stages), or -1.
+template <class Stage, class = void>
+struct stage_family : std::integral_constant<int, -1> {};
+template <class Stage>
+struct stage_family<Stage, std::void_t<decltype(Stage::family)>>
+    : std::integral_constant<int, Stage::role == stage_role::generate ? static_cast<int>(Stage::family) : -1> {};
+
 template <class Stage, class = void>
 struct has_control_points : std::false_type {};
 template <class Stage>
@@ -111,6 +118,16 @@ struct pipeline {
   /// that draws with stages::random_polar and not stages::random_family (construction refuses
   /// such a selection there); a pipeline with another generate stage ignores the selection.
   static constexpr bool accepts_families = draws_families || !draws_polar;
+  /// The one family a pipeline whose generate stage is a family's own stage (e.g.
+  /// stages::bezier_corners: presets::one_family_pipeline) draws, as an int generator_family;
+  /// -1 for the others.
+  static constexpr int fixed_family = std::max({-1, detail::stage_family<Stages>::value...});
+  /// What construction lets `track_params::generator` select: detail::any_family (the pipeline
+  /// draws with stages::random_family, or with a stage of the user's), or the one family it draws
+  /// (polar for stages::random_polar; a family's own stage's family), any other selection refused.
+  static constexpr int family_rule = fixed_family >= 0 ? fixed_family
+                                     : accepts_families ? detail::any_family
+                                                        : static_cast<int>(generator_family::polar);
   /// Where the pipeline's gates lie (progress_tracker's gate_layout): evenly spaced (gate g at
   /// g L / G) when stages::checkpoints places them; otherwise (stages::gate_checkpoints: at the
   /// anchors, or a stage of the user's) anchored, which suits any ascending arc lengths.

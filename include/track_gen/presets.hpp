@@ -22,6 +22,20 @@ using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages:
 using family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
                                  stages::frames, stages::checkpoints, stages::validate>;
 
+/// family_pipeline with one family's own generate stage in place of stages::random_family
+/// (FamilyStage: stages::bezier_corners, hull_corners, voronoi_sites or checkpoint_walk): the
+/// same tracks as family_pipeline with generator.family set to that family and no weights, bit
+/// for bit on the host, in a kernel that holds only that family's code (construction refuses
+/// any other selection). A batch of one family runs faster through it (docs/performance-log.md,
+/// entry 26); family_pipeline remains the pipeline of mixes.
+template <class FamilyStage>
+using one_family_pipeline = pipeline<FamilyStage, stages::repulsive, stages::catmull_rom, stages::resample,
+                                     stages::frames, stages::checkpoints, stages::validate>;
+using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
+using hull_pipeline = one_family_pipeline<stages::hull_corners>;
+using voronoi_pipeline = one_family_pipeline<stages::voronoi_sites>;
+using checkpoint_pipeline = one_family_pipeline<stages::checkpoint_walk>;
+
 /// A small closed circuit for RC cars or micro drones, flat (z = 0).
 ///
 /// Defaults and why: 12 control points at radii 4-7 m give centrelines of roughly 30-50 m

@@ -80,10 +80,10 @@ TEST_CASE("1024 control points x 1000 iterations x 255 attempts is refused until
   v.variants = {tg::presets::track(1), hour_per_env()};
   v.env_variant = {1};
   tg::track_params batch = tg::presets::track(1);
-  CHECK_THROWS_WITH_AS(tg::detail::generator_inputs::make(batch, 1.0f, nullptr, &v, false, false, random_sizes, 0, 0),
+  CHECK_THROWS_WITH_AS(tg::detail::generator_inputs::make(batch, 1.0f, nullptr, &v, false, static_cast<int>(tg::generator_family::polar), random_sizes, 0, 0),
                        doctest::Contains("budget.operations_per_track"), std::invalid_argument);
   batch.budget.operations_per_track = 1e12f;
-  CHECK_NOTHROW(tg::detail::generator_inputs::make(batch, 1.0f, nullptr, &v, false, false, random_sizes, 0, 0));
+  CHECK_NOTHROW(tg::detail::generator_inputs::make(batch, 1.0f, nullptr, &v, false, static_cast<int>(tg::generator_family::polar), random_sizes, 0, 0));
 }
 
 TEST_CASE("gates every 0.1 m of a 1e6 m length_max (320 MB per env) are refused until the budget is raised") {

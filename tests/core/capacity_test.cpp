@@ -54,7 +54,7 @@ tg::user_tracks user(tg::user_tracks::kind kind, std::vector<float3> points) {
 /// generator_inputs::make's verdict (the checks and the plan, no allocation): empty when accepted.
 std::string plan_verdict(const tg::track_params& p, float spacing, const tg::user_tracks* t) {
   try {
-    tg::detail::generator_inputs::make(p, spacing, t, nullptr, false, false,
+    tg::detail::generator_inputs::make(p, spacing, t, nullptr, false, static_cast<int>(tg::generator_family::polar),
                                        {&tg::detail::random_control_points, &tg::detail::random_dense_samples}, 0, 0);
   } catch (const std::invalid_argument& e) {
     return e.what();

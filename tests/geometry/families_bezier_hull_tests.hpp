@@ -23,17 +23,17 @@
 
 namespace tg_test {
 
-/// The default pipeline of a generator family (docs/generators.md).
+/// The default pipeline of a generator family (docs/generators.md; presets::one_family_pipeline).
 template <class Family>
-using family_pipeline =
-    track_gen::pipeline<Family, track_gen::stages::repulsive, track_gen::stages::catmull_rom, track_gen::stages::resample,
-                        track_gen::stages::frames, track_gen::stages::checkpoints, track_gen::stages::validate>;
+using family_pipeline = track_gen::presets::one_family_pipeline<Family>;
 
-/// The track preset for a family (the generator sizes the control-point scratch from the
-/// pipeline's generate stage, Family::max_control_points).
+/// The track preset selecting `Family`'s family (the one its pipeline draws; the generator sizes
+/// the control-point scratch from the pipeline's generate stage, Family::max_control_points).
 template <class Family>
 track_gen::track_params family_params(int envs) {
-  return track_gen::presets::track(envs);
+  track_gen::track_params p = track_gen::presets::track(envs);
+  p.generator.family = Family::family;
+  return p;
 }
 
 /// 4 pi A / P^2 of env e's closed centreline, in double: A by the shoelace formula over the

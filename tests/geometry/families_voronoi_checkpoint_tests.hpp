@@ -28,18 +28,17 @@
 
 namespace tg_test {
 
-/// The `track` preset's pipeline with `Family` as its generate stage.
+/// The `track` preset's pipeline with `Family` as its generate stage (presets::one_family_pipeline).
 template <class Family>
-using family_pipeline =
-    track_gen::pipeline<Family, track_gen::stages::repulsive, track_gen::stages::catmull_rom, track_gen::stages::resample,
-                        track_gen::stages::frames, track_gen::stages::checkpoints, track_gen::stages::validate>;
+using family_pipeline = track_gen::presets::one_family_pipeline<Family>;
 
-/// The `track` preset with `seed` (the generator sizes the control-point scratch from the
-/// pipeline's generate stage, Family::max_control_points).
+/// The `track` preset with `seed`, selecting `Family`'s family (the one its pipeline draws; the
+/// generator sizes the control-point scratch from Family::max_control_points).
 template <class Family>
 track_gen::track_params family_params(int envs, std::uint64_t seed) {
   track_gen::track_params p = track_gen::presets::track(envs);
   p.seed = seed;
+  p.generator.family = Family::family;
   return p;
 }
 
@@ -297,7 +296,7 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
     p.generator.family = f;
     const bool budgeted = f != tg::generator_family::polar;
     const tg::detail::generator_inputs in = tg::detail::generator_inputs::make(
-        p, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
+        p, 1.0f, nullptr, nullptr, false, tg::detail::any_family, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
     const int capacity = in.plan.scratch.dense_capacity;
     // The plan's dense capacity at the defaults, worked out by hand: polar 16 (the fallback
     // ellipse) x 32; bezier max over m <= 48 of m x min(32, max(4, ceil(768 / m))) = 45 x 18;
@@ -341,9 +340,9 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
   tg::track_params alone = base;
   alone.generator.family = tg::generator_family::checkpoint;
   const tg::detail::generator_inputs single = tg::detail::generator_inputs::make(
-      alone, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
+      alone, 1.0f, nullptr, nullptr, false, tg::detail::any_family, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
   const tg::detail::generator_inputs mixed = tg::detail::generator_inputs::make(
-      mix, 1.0f, nullptr, nullptr, false, true, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
+      mix, 1.0f, nullptr, nullptr, false, tg::detail::any_family, tg::detail::sizes_of<tg::presets::family_pipeline>(), 0);
   CHECK(mixed.plan.scratch.dense_capacity >= single.plan.scratch.dense_capacity);
   // The largest family at the defaults is the checkpoint walk (97 points against bezier 48, hull 56, voronoi 56).
   CHECK(mixed.plan.scratch.control_capacity == tg::stages::checkpoint_walk::walk_capacity(mix));

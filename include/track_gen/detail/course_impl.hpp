@@ -40,7 +40,7 @@ typename course<Pipeline, Policy>::parts course<Pipeline, Policy>::plan(const tr
   }
   parts p;
   p.inputs = detail::generator_inputs::make(params, checkpoint_spacing, tracks, variants, Pipeline::has_grid,
-                                            Pipeline::accepts_families, detail::sizes_of<Pipeline>(),
+                                            Pipeline::family_rule, detail::sizes_of<Pipeline>(),
                                             ops::select_temp_bytes(params.num_envs),
                                             sizeof(detail::generate_args<detail::progress_reset_hook>));
   // The box contacts trust their local searches up to half the least clearance margin the
@@ -76,7 +76,7 @@ std::size_t course<Pipeline, Policy>::required_bytes(const track_params& params,
   using ops = typename detail::backend_ops<backend_type>::type;
   const detail::generator_inputs in =
       detail::generator_inputs::make(params, checkpoint_spacing, nullptr, nullptr, Pipeline::has_grid,
-                                     Pipeline::accepts_families, detail::sizes_of<Pipeline>(),
+                                     Pipeline::family_rule, detail::sizes_of<Pipeline>(),
                                      ops::select_temp_bytes(params.num_envs),
                                      sizeof(detail::generate_args<detail::progress_reset_hook>));
   const std::size_t bytes = batch_type::required_bytes(params.num_envs, params.num_samples, in.plan.max_gates) +

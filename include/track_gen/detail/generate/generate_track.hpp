@@ -101,10 +101,13 @@ TRACK_GEN_HD void store_samples(Ctx& ctx, const workspace& ws, const track_array
 
 /// The `family` field of a random track of `Pipeline`: the family stages::random_family drew
 /// (recomputed: a pure function of the parameters, seed, env and episode, so the workspace does
-/// not carry it), polar for a pipeline that draws with stages::random_polar, -1 otherwise.
+/// not carry it), polar for a pipeline that draws with stages::random_polar, the family of a
+/// pipeline built on one family's stage, -1 otherwise.
 template <class Pipeline>
 TRACK_GEN_HD int track_family(const track_params& p, const workspace& ws, std::uint32_t episode) {
-  if constexpr (Pipeline::draws_families) {
+  if constexpr (Pipeline::fixed_family >= 0) {
+    return Pipeline::fixed_family;
+  } else if constexpr (Pipeline::draws_families) {
     return static_cast<int>(draw_family(p.generator, ws.seed, ws.global_env, episode, stages::random_family::stage_id));
   } else {
     return Pipeline::draws_polar ? static_cast<int>(generator_family::polar) : -1;

@@ -94,18 +94,25 @@ inline int random_dense_samples(const track_params& p) {
   return std::max(p.polar.control_points * p.spline.samples_per_segment, stages::random_family::max_dense_samples(p));
 }
 
-/// Throws std::invalid_argument unless `p.generator` selects only the polar family (a pipeline
-/// whose generate stage is stages::random_polar draws nothing else); `what` names the field.
-inline void check_polar_only(const track_params& p, const char* what) {
-  const bool polar = !mixes_families(p.generator) && p.generator.family == generator_family::polar;
-  if (polar) return;
+/// Throws std::invalid_argument unless `p.generator` selects only the family `family` (an int
+/// generator_family: a pipeline whose generate stage is stages::random_polar, or one family's own
+/// stage, draws nothing else); `what` names the field.
+inline void check_one_family(const track_params& p, int family, const char* what) {
+  const bool one = !mixes_families(p.generator) && static_cast<int>(p.generator.family) == family;
+  if (one) return;
   const std::string chosen = mixes_families(p.generator)
                                  ? std::string("a mix of families (weights)")
                                  : std::string("the '") + generator_family_names[static_cast<int>(p.generator.family)] + "' family";
-  throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen +
-                              ", but this pipeline's generate stage is stages::random_polar (polar tracks only): "
-                              "use presets::family_pipeline (or stages::random_family in your pipeline)");
+  const std::string name = generator_family_names[family];
+  if (family == static_cast<int>(generator_family::polar))
+    throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen +
+                                ", but this pipeline's generate stage is stages::random_polar (polar tracks only): "
+                                "use presets::family_pipeline (or stages::random_family in your pipeline)");
+  throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen + ", but this pipeline draws " +
+                              name + " tracks only (presets::one_family_pipeline): set generator.family = " + name +
+                              " without weights, or use presets::family_pipeline");
 }
+
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
 /// `sizes`: the pipeline's max_control_points and max_dense_samples (sizes_of, pipeline.hpp).
@@ -278,11 +285,14 @@ struct generator_inputs {
   generator_plan plan;
 
   /// Checks everything (std::invalid_argument naming the parameter and its range) and plans.
-  /// `families`: `params.generator` may select any family (false: the pipeline draws polar tracks
-  /// only, pipeline::accepts_families, and another selection is refused).
+  /// `family_rule`: what `params.generator` may select (pipeline::family_rule): any_family, or
+  /// the one family the pipeline draws (another selection is refused).
   /// `args_bytes`: the size of the generation arguments kept in the generator's memory.
+  /// A bool for `family_rule` (the former `families` flag) would convert to a family: refused.
+  static generator_inputs make(const track_params&, float, const user_tracks*, const track_variants*, bool, bool,
+                               pipeline_sizes, std::size_t, std::size_t = 0) = delete;
   static generator_inputs make(const track_params& params, float spacing, const user_tracks* tracks,
-                               const track_variants* variants, bool grid, bool families,
+                               const track_variants* variants, bool grid, int family_rule,
                                pipeline_sizes sizes, std::size_t select_temp_bytes,
                                std::size_t args_bytes = 0) {
     check_params(params, spacing);
@@ -293,10 +303,10 @@ struct generator_inputs {
       in.sets = check_variants(*variants, params, spacing);
       in.env_variant.assign(variants->env_variant.begin(), variants->env_variant.end());
     }
-    if (!families) {
-      check_polar_only(params, "track_params.generator");
+    if (family_rule != any_family) {
+      check_one_family(params, family_rule, "track_params.generator");
       for (std::size_t i = 0; i < in.sets.size(); ++i)
-        check_polar_only(in.sets[i], ("track_variants.variants[" + std::to_string(i) + "].generator").c_str());
+        check_one_family(in.sets[i], family_rule, ("track_variants.variants[" + std::to_string(i) + "].generator").c_str());
     }
     if (tracks != nullptr) {
       in.user = sanitize(*tracks, params.num_envs);

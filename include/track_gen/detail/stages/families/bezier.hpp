@@ -38,6 +38,8 @@ namespace track_gen::stages {
 struct bezier_corners {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 10;
+  /// The family this stage draws (a pipeline with it as its generate stage draws only these).
+  static constexpr generator_family family = generator_family::bezier;
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
   /// corners_max x samples_per_piece.

@@ -60,6 +60,8 @@ namespace track_gen::stages {
 struct checkpoint_walk {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 13;
+  /// The family this stage draws (a pipeline with it as its generate stage draws only these).
+  static constexpr generator_family family = generator_family::checkpoint;
 
   /// Steps between recorded points: round(control_spacing / step_length), in [1, max_steps].
   TRACK_GEN_HD static int record_every(const checkpoint_params& c) {

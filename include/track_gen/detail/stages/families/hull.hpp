@@ -30,6 +30,8 @@ namespace track_gen::stages {
 struct hull_corners {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 11;
+  /// The family this stage draws (a pipeline with it as its generate stage draws only these).
+  static constexpr generator_family family = generator_family::hull;
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
   /// 2 x corners_max x 2^chaikin_passes.

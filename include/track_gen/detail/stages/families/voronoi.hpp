@@ -44,6 +44,8 @@ namespace track_gen::stages {
 struct voronoi_sites {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 12;
+  /// The family this stage draws (a pipeline with it as its generate stage draws only these).
+  static constexpr generator_family family = generator_family::voronoi;
   /// First draw index of the site field (above every target draw: K <= 256).
   static constexpr std::uint32_t site_draw_base = 0x01000000u;
 
