@@ -1,12 +1,13 @@
 #pragma once
 /// @file
-/// Gate sequences: the gates of a drone course without its course line, one thread per env
-/// (issue 15 item 1; the seed system's GateGenerator and GateSequence). `gate_sequences<Policy>`
-/// owns E sequences of up to G_max gates and builds them; `gate_sequence_ref` is its trivially
-/// copyable view, read in your kernels or on the host. When you also need the course line (the
-/// spline through the gates, for progress, the localizer and observations), use the gate-course
-/// pipeline instead (presets::gate_course_pipeline): the same parameters, gates placed the same
-/// way, plus the line, resampled and validated as a track, at about 10x the cost.
+/// Gate sequences: the gates of a drone course without its course line, one thread (or a group
+/// of lanes) per env (issue 15 item 1; the seed system's GateGenerator and GateSequence).
+/// `gate_sequences<Policy>` owns E sequences of up to G_max gates and builds them;
+/// `gate_sequence_ref` is its trivially copyable view, read in your kernels or on the host. When
+/// you also need the course line (the spline through the gates, for progress, the localizer and
+/// observations), use the gate-course pipeline instead (presets::gate_course_pipeline): the same
+/// parameters and gate steps (run on the spline through the anchors), plus the line, resampled
+/// and validated as a track, at about 30x the cost (docs/drones.md).
 ///
 /// What one env's sequence is, from its track_params p (the gate-course pipeline's stages,
 /// on the family's anchors instead of the spline through them):

@@ -15,7 +15,7 @@ devices (CUDA or ``"cpu"``), and everything a course offers when you need more.
 
 Gates alone, the seed system's ``GateGenerator(...).generate()`` returning a ``GateSequence``
 (C++ ``gate_sequences``, include/track_gen/gate_sequence.hpp: no course line, one thread per
-env, about a tenth of a gate course's cost)::
+env, about a thirtieth of a gate course's cost: docs/drones.md)::
 
     from track_gen.generator import GateGenerator
 
