@@ -41,7 +41,12 @@
 ///
 /// Read only: num_envs, env_offset, seed, half_width, gate_half_height, generator, polar,
 /// bezier, hull, elevation, gates and validate.max_attempts. The spline, validate's track
-/// tests and the other families' parameters do not apply.
+/// tests and the other families' parameters do not apply (every field must still be within its
+/// range: the whole track_params is checked, as for a course).
+///
+/// Against the gate-course pipeline with the same parameters: polar sequences take the same
+/// anchors (the pipeline's control points); bezier and hull ones take the family's corners
+/// (and hull's edge midpoints), where the pipeline thins samples of the family's curve.
 
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/gate_sequence/build.hpp>
@@ -66,7 +71,8 @@ namespace track_gen {
 
 /// Trivially copyable view of E gate sequences: pass it by value to kernels. Valid while the
 /// owner lives. Pointers in the owner's memory space (device memory for backend::cuda).
-/// Gate g of env e is stored at e * max_gates() + g; slots g >= count(e) hold NaN.
+/// Gate g of env e is stored at e * max_gates() + g; slots g >= count(e) hold NaN once the env
+/// was generated (before its first generate: count 0, status 0 and zeros).
 class gate_sequence_ref {
  public:
   gate_sequence_ref() = default;
@@ -221,7 +227,7 @@ class gate_sequences {
   /// `stream` is capturing (any capture).
   /// @throws std::invalid_argument `mask` is a host pointer with backend::cuda.
   /// @throws std::logic_error the owner was moved from.
-  void generate(env_mask mask, bool advance, stream_type stream) {
+  void generate(env_mask mask, bool advance, stream_type stream = {}) {
     if (!mask.all()) ops::require_device_pointer(mask.data, "gate_sequences::generate: mask");
     builder::run(params_, checked_view().arrays(), mask, advance, capacity_, stream);
   }

@@ -44,8 +44,16 @@ TEST_CASE("one_family_pipeline refuses another family or a mix, naming the field
   p.generator.family = tg::generator_family::hull;
   p.generator.weights[0] = 1.0f;
   CHECK_THROWS_WITH_AS((tg::course<tg::presets::hull_pipeline, tg::host_policy>(p, 0.6f)),
-                       doctest::Contains("selects a mix of families (weights)"), std::invalid_argument);
-  p.generator.weights[0] = 0.0f;
+                       doctest::Contains("selects by weights the families 'polar', but this pipeline draws hull"),
+                       std::invalid_argument);
+  p.generator.weights[2] = 1.0f;
+  CHECK_THROWS_WITH_AS((tg::course<tg::presets::hull_pipeline, tg::host_policy>(p, 0.6f)),
+                       doctest::Contains("selects by weights the families 'polar', 'hull'"), std::invalid_argument);
+  p.generator.weights[0] = 0.0f;  // a weight on hull alone draws hull only, whatever generator.family says
+  p.generator.family = tg::generator_family::polar;
+  CHECK_NOTHROW((tg::course<tg::presets::hull_pipeline, tg::host_policy>(p, 0.6f)));
+  p.generator.weights[2] = 0.0f;
+  p.generator.family = tg::generator_family::hull;
   CHECK_NOTHROW((tg::course<tg::presets::hull_pipeline, tg::host_policy>(p, 0.6f)));
   // The polar-only pipeline's message is unchanged.
   p.generator.family = tg::generator_family::bezier;

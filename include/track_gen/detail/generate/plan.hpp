@@ -98,10 +98,18 @@ inline int random_dense_samples(const track_params& p) {
 /// generator_family: a pipeline whose generate stage is stages::random_polar, or one family's own
 /// stage, draws nothing else); `what` names the field.
 inline void check_one_family(const track_params& p, int family, const char* what) {
-  const bool one = !mixes_families(p.generator) && static_cast<int>(p.generator.family) == family;
+  // Weights on `family` alone draw only it, as the selection of `family` does.
+  std::string weighted;
+  int positive = 0;
+  for (int f = 0; f < num_generator_families; ++f) {
+    if (!(p.generator.weights[f] > 0.0f)) continue;
+    weighted += std::string(positive++ == 0 ? "'" : ", '") + generator_family_names[f] + "'";
+  }
+  const bool one = positive == 0 ? static_cast<int>(p.generator.family) == family
+                                 : positive == 1 && p.generator.weights[family] > 0.0f;
   if (one) return;
-  const std::string chosen = mixes_families(p.generator)
-                                 ? std::string("a mix of families (weights)")
+  const std::string chosen = positive > 0
+                                 ? std::string("by weights the families ") + weighted
                                  : std::string("the '") + generator_family_names[static_cast<int>(p.generator.family)] + "' family";
   const std::string name = generator_family_names[family];
   if (family == static_cast<int>(generator_family::polar))
@@ -110,7 +118,7 @@ inline void check_one_family(const track_params& p, int family, const char* what
                                 "use presets::family_pipeline (or stages::random_family in your pipeline)");
   throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen + ", but this pipeline draws " +
                               name + " tracks only (presets::one_family_pipeline): set generator.family = " + name +
-                              " without weights, or use presets::family_pipeline");
+                              " (or a weight on " + name + " alone), or use presets::family_pipeline");
 }
 
 
