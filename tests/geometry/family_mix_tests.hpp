@@ -113,7 +113,7 @@ TEST_CASE_TEMPLATE_DEFINE("random_family: the default is random_polar bit for bi
     }
     CAPTURE(message);
     CHECK(message.find("track_params.generator selects") != std::string::npos);
-    CHECK(message.find(mix ? "a mix of families" : "'checkpoint' family") != std::string::npos);
+    CHECK(message.find(mix ? "by weights the families 'hull'" : "'checkpoint' family") != std::string::npos);
     CHECK(message.find("presets::family_pipeline") != std::string::npos);
   }
 }
