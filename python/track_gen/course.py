@@ -360,6 +360,52 @@ def _torch_view(t):
     return torch.from_dlpack(t)
 
 
+def _checked_tensor(t, device: str, name: str, dtypes, shape, wanted: str):
+    """`t` as a torch tensor (itself, or a zero-copy view of a DLPack array: _torch_view);
+    ValueError unless it is contiguous, on `device`, with one of `dtypes` (names: "float32",
+    "int32", "bool", "uint8") and `shape`. Checked here, before the extension, which checks again
+    (interop/torch.hpp) for C++ callers: on the H200 machine a std::invalid_argument thrown inside
+    the extension crashed the interpreter."""
+    import torch  # noqa: PLC0415 - torch is loaded by the extension already
+
+    t = _torch_view(t)
+    ok = (isinstance(t, torch.Tensor) and t.device == torch.device(device)
+          and t.is_contiguous() and str(t.dtype).replace("torch.", "") in dtypes and tuple(t.shape) == shape)
+    if not ok:
+        got = (f"{str(t.dtype).replace('torch.', '')} {list(t.shape)} on {t.device}"
+               f"{'' if t.is_contiguous() else ' (not contiguous)'}" if isinstance(t, torch.Tensor)
+               else type(t).__name__)
+        raise ValueError(f"track_gen: {name} must be {wanted} on {device}, contiguous; got {got}")
+    return t
+
+
+def _given_as(params, err: ValueError) -> ValueError:
+    """`err` with the seed system's aliases the caller wrote (z_max=...) named beside the
+    library's fields it mentions, in the message's order; `err` itself when none is mentioned."""
+    found = []
+    for name, alias in getattr(params, "given_as", {}).items():
+        m = re.search(re.escape(f"track_params.{name}") + r"(?![\w.])", str(err))
+        if m:
+            found.append((m.start(), f"{alias} is track_params.{name}"))
+    if not found:
+        return err
+    return ValueError(f"{err} (given as {', '.join(text for _, text in sorted(found))})")
+
+
+def _impl_class(ext, params, cuda_name: str, host_name: str):
+    """The extension's class for `params.device`: `host_name` on the CPU, `cuda_name` on CUDA;
+    RuntimeError when the extension was built without CUDA."""
+    if params.is_cpu:
+        return getattr(ext, host_name)
+    if hasattr(ext, cuda_name):
+        return getattr(ext, cuda_name)
+    raise RuntimeError(
+        f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only: at "
+        "install time torch had no CUDA, nvcc was not found, or no GPU was visible and neither CUDAARCHS nor "
+        "TORCH_CUDA_ARCH_LIST named one). Use device='cpu', or reinstall with a CUDA build of torch, the CUDA "
+        "toolkit and a GPU visible (or CUDAARCHS=90, say): pip install ./python")
+
+
 def status_bits() -> dict:
     """The masks of ``tracks.status`` by name (C++ ``status.hpp``): the one-bit flags ``valid``,
     ``fallback``, ``user_track``, ``far_from_origin``, the ``fail_*`` reasons, ... (test one with
@@ -432,32 +478,17 @@ class Course:
         flat_variants, env_variant = _variants(variants, env_variant, params.num_envs)
         from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
         ext = _extension()
-        if params.is_cpu:
-            impl_type = ext.HostCourse
-        elif hasattr(ext, "Course"):
-            impl_type = ext.Course
-        else:
-            raise RuntimeError(
-                f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only: at "
-                "install time torch had no CUDA, nvcc was not found, or no GPU was visible and neither CUDAARCHS nor "
-                "TORCH_CUDA_ARCH_LIST named one). Use device='cpu', or reinstall with a CUDA build of torch, the CUDA "
-                "toolkit and a GPU visible (or CUDAARCHS=90, say): pip install ./python")
+        impl_type = _impl_class(ext, params, "Course", "HostCourse")
         self.params = params  #: the TrackParams it was built from
         try:
             self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
                                    float(checkpoint_spacing), params.device_index, user, kind, recentre,
                                    flat_variants, env_variant)
         except ValueError as e:
-            # Name the seed system's alias the caller wrote (z_max=...) beside the library's field.
-            found = []
-            for name, alias in getattr(params, "given_as", {}).items():
-                m = re.search(re.escape(f"track_params.{name}") + r"(?![\w.])", str(e))
-                if m:
-                    found.append((m.start(), f"{alias} is track_params.{name}"))
-            if not found:
+            named = _given_as(params, e)  # the seed system's alias the caller wrote, beside the field
+            if named is e:
                 raise
-            given = ", ".join(text for _, text in sorted(found))  # in the message's order
-            raise ValueError(f"{e} (given as {given})") from None
+            raise named from None
         #: environments E, samples per track N, gate slots per track G, gate spacing [m], device
         self.num_envs = int(self._impl.num_envs)
         self.num_samples = int(self._impl.num_samples)
@@ -614,23 +645,8 @@ class Course:
             xyzw[:, 3].copy_(wxyz[:, 0])
 
     def _check_tensor(self, t, name: str, dtypes, shape, wanted: str):
-        """`t` as a torch tensor (itself, or a zero-copy view of a DLPack array: _torch_view);
-        ValueError unless it is contiguous, on this course's device, with one of `dtypes` (names:
-        "float32", "int32", "bool", "uint8") and `shape`. Checked here, before the extension,
-        which checks again (interop/torch.hpp) for C++ callers: on the H200 machine a
-        std::invalid_argument thrown inside the extension crashed the interpreter."""
-        import torch  # noqa: PLC0415 - torch is loaded by the extension already
-
-        t = _torch_view(t)
-
-        ok = (isinstance(t, torch.Tensor) and t.device == torch.device(self.device)
-              and t.is_contiguous() and str(t.dtype).replace("torch.", "") in dtypes and tuple(t.shape) == shape)
-        if not ok:
-            got = (f"{str(t.dtype).replace('torch.', '')} {list(t.shape)} on {t.device}"
-                   f"{'' if t.is_contiguous() else ' (not contiguous)'}" if isinstance(t, torch.Tensor)
-                   else type(t).__name__)
-            raise ValueError(f"track_gen: {name} must be {wanted} on {self.device}, contiguous; got {got}")
-        return t
+        """_checked_tensor on this course's device."""
+        return _checked_tensor(t, self.device, name, dtypes, shape, wanted)
 
     def step(self, stream=None) -> StepOutputs:
         """Advances every env's progress to its bound position: nearest centreline point, lateral

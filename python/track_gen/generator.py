@@ -26,10 +26,9 @@ env, about a thirtieth of a gate course's cost: docs/drones.md)::
 """
 from __future__ import annotations
 
-import re
 from typing import NamedTuple, Optional
 
-from .course import Course, _stream_arg, _torch_stream, _torch_view
+from .course import Course, _checked_tensor, _given_as, _impl_class, _stream_arg, _torch_stream
 from .pipeline.presets import TrackParams
 
 __all__ = ["GateGenerator", "GateSequence", "Track", "TrackGenerator"]
@@ -133,19 +132,6 @@ class GateSequence(NamedTuple):
     episode: object      #: int32 [E]: each env's episode (0 at construction, +1 per advancing generate)
 
 
-def _given_as(params: TrackParams, err: ValueError) -> ValueError:
-    """`err` with the seed system's aliases the caller wrote (z_max=...) named beside the
-    library's fields it mentions, as ``Course`` does; `err` itself when none is mentioned."""
-    found = []
-    for name, alias in getattr(params, "given_as", {}).items():
-        m = re.search(re.escape(f"track_params.{name}") + r"(?![\w.])", str(err))
-        if m:
-            found.append((m.start(), f"{alias} is track_params.{name}"))
-    if not found:
-        return err
-    return ValueError(f"{err} (given as {', '.join(text for _, text in sorted(found))})")
-
-
 class GateGenerator:
     """Generates a batch of drone-racing gate sequences, one per env, without a course line: the
     seed system's ``GateGenerator`` over C++ ``track_gen::gate_sequences`` (gate_sequence.hpp).
@@ -187,15 +173,7 @@ class GateGenerator:
 
         from . import _extension  # noqa: PLC0415 - lazy: loads torch and the extension
         ext = _extension()
-        if params.is_cpu:
-            impl_type = ext.HostGateSequences
-        elif hasattr(ext, "GateSequences"):
-            impl_type = ext.GateSequences
-        else:
-            raise RuntimeError(
-                f"track_gen: device={params.device!r}, but this track_gen was built without CUDA (CPU only). Use "
-                "device='cpu', or reinstall with a CUDA build of torch, the CUDA toolkit and a GPU visible (or "
-                "CUDAARCHS=90, say): pip install ./python")
+        impl_type = _impl_class(ext, params, "GateSequences", "HostGateSequences")
         self.params = params  #: the TrackParams it was built from
         try:
             self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides), params.device_index)
@@ -254,15 +232,8 @@ class GateGenerator:
         if not isinstance(advance, bool):
             raise TypeError(f"advance must be a bool, got {type(advance).__name__} {advance!r}")
         if mask is not None:
-            mask = _torch_view(mask)
-            ok = (isinstance(mask, torch.Tensor) and mask.device == torch.device(self.device) and mask.is_contiguous()
-                  and mask.dtype in (torch.int32, torch.bool, torch.uint8) and tuple(mask.shape) == (self.num_envs,))
-            if not ok:
-                got = (f"{str(mask.dtype).replace('torch.', '')} {list(mask.shape)} on {mask.device}"
-                       f"{'' if mask.is_contiguous() else ' (not contiguous)'}" if isinstance(mask, torch.Tensor)
-                       else type(mask).__name__)
-                raise ValueError(f"track_gen: GateGenerator.generate: mask must be an int32, bool or uint8 tensor of "
-                                 f"shape [{self.num_envs}] on {self.device}, contiguous; got {got}")
+            mask = _checked_tensor(mask, self.device, "GateGenerator.generate: mask", ("int32", "bool", "uint8"),
+                                   (self.num_envs,), f"an int32, bool or uint8 tensor of shape [{self.num_envs}]")
         handle = _stream_arg(stream)
         if advance or mask is not None or not self._fresh:
             self._impl.generate(mask, advance, handle)
