@@ -44,51 +44,28 @@ TRACK_GEN_HD inline int gate_sequence_polar_count(const track_params& p, int kee
   return keep > 0 && keep < m ? keep : m;
 }
 
-/// Polar anchor j of `count` (gate_sequence_polar_count): control point i = j (all kept) or
-/// floor(j M / count) of stages::random_polar, from its stream `rng` (stage 1) and draws, with
-/// its phase (draw M, gate_sequence_polar_phase).
-TRACK_GEN_HD inline float3 gate_sequence_polar_anchor(const track_params& p, const philox_stream& rng, float phase, int j,
-                                                      int count) {
-  const int m = p.polar.control_points;
-  const float step = 2.0f * pi / static_cast<float>(m);
-  const int i = count == m ? j : static_cast<int>(static_cast<long long>(j) * m / count);
-  const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
-  const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
-  const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
-  return f3(r * std::cos(angle), r * std::sin(angle), lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]));
-}
-
-/// The phase of stages::random_polar's angles (its draw M).
-TRACK_GEN_HD inline float gate_sequence_polar_phase(const track_params& p, const philox_stream& rng) {
-  return rng.uniform(static_cast<std::uint32_t>(p.polar.control_points)).v[0] * 2.0f * pi;
-}
-
 /// The bezier or hull anchors of one attempt into a[0..return), drawn from the same random
 /// streams as the family's generate stage (so the anchors are that stage's control polygon
 /// before its curve): bezier, its corners (stages::bezier_corners, stream 10: drawn, sorted by
 /// angle, sharp ones pruned); hull, its corners and displaced edge midpoints
 /// (stages::hull_corners, stream 11, before Chaikin), with `scratch` for the corners. Polar
-/// anchors: gate_sequence_polar_anchor (stages::random_polar's points). The host refuses the
+/// anchors: stages::random_polar::point. The host refuses the
 /// other families. Serial.
 TRACK_GEN_HD inline int gate_sequence_anchors(const track_params& p, generator_family f, std::uint64_t seed,
                                               std::uint32_t global_env, std::uint32_t episode, std::uint32_t attempt,
                                               float3* a, float3* scratch) {
-  const bool hull = f == generator_family::hull;
-  const philox_stream rng(seed, global_env, episode, attempt, hull ? 11u : 10u);
-  const int lo = hull ? p.hull.corners_min : p.bezier.corners_min, hi = hull ? p.hull.corners_max : p.bezier.corners_max;
-  const int n_drawn = family_corner_count(rng.uniform(0).v[0], lo, hi);
-  float3* corners = hull ? scratch : a;
-  int n = hull ? family_draw_corners(rng, n_drawn, p.hull.layout, p.hull.extent, p.hull.min_corner_distance, corners)
-               : family_draw_corners(rng, n_drawn, p.bezier.layout, p.bezier.extent, p.bezier.min_corner_distance, corners);
-  family_sort_by_angle(corners, n);
-  if (hull && p.hull.convex != 0) n = family_convex_hull(corners, n);
-  n = family_prune_sharp(corners, n, hull ? p.hull.max_turn : p.bezier.max_turn);
-  if (!hull) return n;
+  if (f == generator_family::bezier) {
+    const bezier_params& b = p.bezier;
+    const philox_stream rng(seed, global_env, episode, attempt, stages::bezier_corners::stage_id);
+    return family_corners(rng, b.corners_min, b.corners_max, b.layout, b.extent, b.min_corner_distance, b.max_turn, false, a);
+  }
+  const hull_params& h = p.hull;
+  const philox_stream rng(seed, global_env, episode, attempt, stages::hull_corners::stage_id);
+  const int n = family_corners(rng, h.corners_min, h.corners_max, h.layout, h.extent, h.min_corner_distance, h.max_turn,
+                               h.convex != 0, scratch);
   for (int i = 0; i < n; ++i) {
-    const float3 c0 = corners[i], c1 = corners[wrap(i + 1, n)];
-    const float u = p.hull.displacement * (2.0f * rng.uniform(family_corner_draws + static_cast<std::uint32_t>(i)).v[0] - 1.0f);
-    a[2 * i] = c0;
-    a[2 * i + 1] = (c0 + c1) * 0.5f + f3(c1.y - c0.y, c0.x - c1.x, 0.0f) * u;
+    a[2 * i] = scratch[i];
+    a[2 * i + 1] = stages::hull_corners::edge_point(h, rng, scratch[i], scratch[wrap(i + 1, n)], i);
   }
   return 2 * n;
 }
@@ -145,9 +122,12 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
       m = grp.broadcast(m);
     } else {
       m = gate_sequence_polar_count(p, sorted ? 0 : want);
+      // Control point floor(j M / m) of stages::random_polar (j itself when all are kept).
+      const int all = p.polar.control_points;
       const philox_stream rng(p.seed, global_env, episode, at, stages::random_polar::stage_id);
-      const float phase = gate_sequence_polar_phase(p, rng);
-      for (int j = rank; j < m; j += lanes) g[j] = gate_sequence_polar_anchor(p, rng, phase, j, m);
+      const float phase = stages::random_polar::phase(p, rng);
+      for (int j = rank; j < m; j += lanes)
+        g[j] = stages::random_polar::point(p, rng, phase, m == all ? j : static_cast<int>(static_cast<long long>(j) * all / m));
     }
     grp.sync();
     // Ordering (stages::gate_anchors): angle-sorted about the centroid, ties by index.
@@ -210,9 +190,8 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
     }
     // The bounded spacing solve of stages::gate_spacing (Jacobi rounds, the same sums), except
     // that under an elevation profile each move keeps z within [z_min, z_max]: a push apart
-    // never takes a gate under the floor or over the ceiling the profile was drawn in.
-    // A pair whose squared distance clears target^2 by a relative 1e-5 (far more than the
-    // rounding of length()) is apart: its square root is skipped, the result is the same.
+    // never takes a gate under the floor or over the ceiling the profile was drawn in
+    // (detail::gate_spacing_push says why far2 changes no sum).
     const bool banded = e.profile != elevation_kind::flat;
     const float target = p.gates.min_spacing * (1.0f + gate_spacing_margin);
     const float far2 = target * target * (1.0f + 1e-5f);
@@ -234,20 +213,7 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
     for (int round = 0; round < p.gates.spacing_iterations && !spaced; ++round) {
       float deficit = 0.0f;
       for (int i = rank; i < m; i += lanes) {
-        const float3 ci = g[i];
-        float3 push = f3(0.0f, 0.0f, 0.0f);
-        for (int j = 0; j < m; ++j) {
-          if (j == i) continue;
-          const float3 d = ci - g[j];
-          if (dot(d, d) >= far2) continue;
-          const float dist = length(d);
-          if (dist < target) {
-            const float3 dir = dist > 1e-6f * target ? d * (1.0f / dist) : gate_tie_direction(i, j, m);
-            push = push + dir * (0.5f * (target - dist));
-            deficit = max_f(deficit, target - dist);
-          }
-        }
-        next[i] = ci + push;
+        next[i] = g[i] + gate_spacing_push(g, m, i, target, far2, deficit);
         if (banded) next[i].z = clamp_f(next[i].z, e.z_min, e.z_max);
       }
       deficit = grp.max(deficit);
@@ -270,9 +236,7 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
       const float d_out = centripetal_knot(g[i], after);
       const float3 c1 = catmull_rom_start_tangent(g[wrap(i - 1, m)], g[i], after, d_in, d_out);
       d_in = d_out;
-      const float3 chord = after - g[i];
-      const float3 fallback = normalize_or(yaw_only ? f3(chord.x, chord.y, 0.0f) : chord, f3(1.0f, 0.0f, 0.0f));
-      next[i] = normalize_or(yaw_only ? f3(c1.x, c1.y, 0.0f) : c1, fallback);
+      next[i] = gate_forward(c1, after - g[i], yaw_only);
     }
     grp.sync();
     // The gate test of stages::validate_gates, and the grade between consecutive gates.

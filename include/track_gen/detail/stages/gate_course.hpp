@@ -49,6 +49,35 @@ TRACK_GEN_HD inline float3 gate_tie_direction(int i, int j, int m) {
   return f3(s * std::cos(angle), s * std::sin(angle), 0.0f);
 }
 
+/// The push of gate i in one Jacobi round of the spacing solve (stages::gate_spacing): over the
+/// gates j != i in index order, half the deficit of each pair closer than `target`, along the
+/// line of their centres (detail::gate_tie_direction when they coincide); `deficit` takes the
+/// largest deficit seen. A pair whose squared distance is at least `far2` (target^2 (1 + 1e-5),
+/// far more than the rounding of length()) is apart and costs no square root: the same sums.
+TRACK_GEN_HD inline float3 gate_spacing_push(const float3* g, int m, int i, float target, float far2, float& deficit) {
+  const float3 ci = g[i];
+  float3 push = f3(0.0f, 0.0f, 0.0f);
+  for (int j = 0; j < m; ++j) {
+    if (j == i) continue;
+    const float3 d = ci - g[j];
+    if (dot(d, d) >= far2) continue;
+    const float dist = length(d);
+    if (dist < target) {
+      const float3 dir = dist > 1e-6f * target ? d * (1.0f / dist) : gate_tie_direction(i, j, m);
+      push = push + dir * (0.5f * (target - dist));
+      deficit = max_f(deficit, target - dist);
+    }
+  }
+  return push;
+}
+
+/// The forward direction of a gate whose course-line tangent is `tangent` and chord to the next
+/// gate `chord`: the unit tangent, horizontal for yaw_only; the chord where the tangent vanishes.
+TRACK_GEN_HD inline float3 gate_forward(float3 tangent, float3 chord, bool yaw_only) {
+  const float3 fallback = normalize_or(yaw_only ? f3(chord.x, chord.y, 0.0f) : chord, f3(1.0f, 0.0f, 0.0f));
+  return normalize_or(yaw_only ? f3(tangent.x, tangent.y, 0.0f) : tangent, fallback);
+}
+
 }  // namespace track_gen::detail
 
 namespace track_gen::stages {
@@ -124,23 +153,11 @@ struct gate_spacing {
     for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i].z = ws.dense[i * per].z;
     ctx.sync();
     const float target = p.gates.min_spacing * (1.0f + gate_spacing_margin);
+    const float far2 = target * target * (1.0f + 1e-5f);
     for (int round = 0; round < p.gates.spacing_iterations; ++round) {
       float deficit = 0.0f;
-      for (int i = ctx.rank(); i < m; i += ctx.size()) {
-        const float3 ci = ws.control[i];
-        float3 push = f3(0.0f, 0.0f, 0.0f);
-        for (int j = 0; j < m; ++j) {
-          if (j == i) continue;
-          const float3 d = ci - ws.control[j];
-          const float dist = length(d);
-          if (dist < target) {
-            const float3 dir = dist > 1e-6f * target ? d * (1.0f / dist) : gate_tie_direction(i, j, m);
-            push = push + dir * (0.5f * (target - dist));
-            deficit = max_f(deficit, target - dist);
-          }
-        }
-        ws.control_next[i] = ci + push;
-      }
+      for (int i = ctx.rank(); i < m; i += ctx.size())
+        ws.control_next[i] = ws.control[i] + gate_spacing_push(ws.control, m, i, target, far2, deficit);
       // reduce_max ends with a barrier: every move is written.
       if (!(ctx.reduce_max(deficit) > 0.0f)) break;
       for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
@@ -176,9 +193,7 @@ struct gate_checkpoints {
     for (int g = ctx.rank(); g < g_total; g += ctx.size()) {
       const spline_segment s = ws.spline[g];
       const float3 chord = ws.control[g + 1 == m ? 0 : g + 1] - ws.control[g];
-      float3 t = yaw ? f3(s.c1.x, s.c1.y, 0.0f) : s.c1;
-      const float3 fallback = normalize_or(yaw ? f3(chord.x, chord.y, 0.0f) : chord, f3(1.0f, 0.0f, 0.0f));
-      t = normalize_or(t, fallback);
+      const float3 t = gate_forward(s.c1, chord, yaw);
       ws.out.gate_centre[g] = s.c0;
       ws.out.gate_normal[g] = t;
       ws.out.gate_half_width[g] = p.half_width;

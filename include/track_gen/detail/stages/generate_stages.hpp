@@ -38,20 +38,28 @@ struct random_polar {
   /// The control points it writes for `p` (host; sizes the scratch).
   static int max_control_points(const track_params& p) { return p.polar.control_points; }
 
+  /// The phase of the angles (draw M of `rng`, the stage's stream).
+  TRACK_GEN_HD static float phase(const track_params& p, const philox_stream& rng) {
+    return rng.uniform(static_cast<std::uint32_t>(p.polar.control_points)).v[0] * 2.0f * detail::pi;
+  }
+
+  /// Control point i (draw i of `rng`, the stage's stream) at `phase` (phase(p, rng)).
+  TRACK_GEN_HD static float3 point(const track_params& p, const philox_stream& rng, float phase, int i) {
+    using namespace detail;
+    const float step = 2.0f * pi / static_cast<float>(p.polar.control_points);
+    const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
+    const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
+    const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
+    const float z = lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]);
+    return f3(r * std::cos(angle), r * std::sin(angle), z);
+  }
+
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
-    using namespace detail;
     const int m = p.polar.control_points;
     const philox_stream rng = ws.rng(stage_id);
-    const float step = 2.0f * pi / static_cast<float>(m);
-    const float phase = rng.uniform(static_cast<std::uint32_t>(m)).v[0] * 2.0f * pi;
-    for (int i = ctx.rank(); i < m; i += ctx.size()) {
-      const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
-      const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
-      const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
-      const float z = lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]);
-      ws.control[i] = f3(r * std::cos(angle), r * std::sin(angle), z);
-    }
+    const float at = phase(p, rng);
+    for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = point(p, rng, at, i);
     ws.num_control = m;
     ctx.sync();
   }

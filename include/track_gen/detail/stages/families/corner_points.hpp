@@ -167,21 +167,27 @@ TRACK_GEN_HD inline int family_prune_sharp(float3* pts, int n, float max_turn) {
   return n;
 }
 
-/// The corners of one attempt for the whole block: rank 0 draws the count in [lo, hi] (draw 0),
-/// the corners (family_draw_corners) into ws.control_next and sorts them by angle (and keeps
-/// their convex hull when `convex`), then drops corners that turn by more than max_turn
-/// (family_prune_sharp); the count is
-/// passed to every thread through ws.dense_s[0] (free scratch while a generate stage runs).
-/// Returns the count kept, the same on every thread; ends with a barrier.
+/// The corners of one attempt into out[0..return) (serial): the count in [lo, hi] (draw 0), the
+/// corners (family_draw_corners) sorted by angle (and only their convex hull when `convex`),
+/// then those that turn by more than max_turn dropped (family_prune_sharp).
+TRACK_GEN_HD inline int family_corners(const philox_stream& rng, int lo, int hi, int layout, float extent,
+                                       float min_distance, float max_turn, bool convex, float3* out) {
+  const int n = family_corner_count(rng.uniform(0).v[0], lo, hi);
+  int count = family_draw_corners(rng, n, layout, extent, min_distance, out);
+  family_sort_by_angle(out, count);
+  if (convex) count = family_convex_hull(out, count);
+  return family_prune_sharp(out, count, max_turn);
+}
+
+/// The corners of one attempt for the whole block: rank 0 draws them (family_corners) into
+/// ws.control_next; the count is passed to every thread through ws.dense_s[0] (free scratch
+/// while a generate stage runs). Returns the count kept, the same on every thread; ends with a
+/// barrier.
 template <class Ctx>
 TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stream& rng, int lo, int hi, int layout,
                                       float extent, float min_distance, float max_turn, bool convex = false) {
   if (ctx.rank() == 0) {
-    const int n = family_corner_count(rng.uniform(0).v[0], lo, hi);
-    int count = family_draw_corners(rng, n, layout, extent, min_distance, ws.control_next);
-    family_sort_by_angle(ws.control_next, count);
-    if (convex) count = family_convex_hull(ws.control_next, count);
-    count = family_prune_sharp(ws.control_next, count, max_turn);
+    const int count = family_corners(rng, lo, hi, layout, extent, min_distance, max_turn, convex, ws.control_next);
     ws.dense_s[0] = static_cast<float>(count);  // exact: count <= 64
   }
   ctx.sync();

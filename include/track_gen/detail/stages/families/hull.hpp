@@ -43,6 +43,15 @@ struct hull_corners {
     return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), 2 * p.hull.corners_max);
   }
 
+  /// The displaced midpoint of corner i's edge a -> c (draw family_corner_draws + i of `rng`, the
+  /// stage's stream): pushed sideways by up to `displacement` of the edge's length.
+  TRACK_GEN_HD static float3 edge_point(const hull_params& h, const philox_stream& rng, float3 a, float3 c, int i) {
+    using namespace detail;
+    const float u = h.displacement * (2.0f * rng.uniform(family_corner_draws + static_cast<std::uint32_t>(i)).v[0] - 1.0f);
+    // (e.y, -e.x) is the outward normal of a counter-clockwise polygon's edge e, |e| long.
+    return (a + c) * 0.5f + f3(c.y - a.y, a.x - c.x, 0.0f) * u;
+  }
+
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
@@ -53,11 +62,8 @@ struct hull_corners {
     // The 2n points go to ws.dense, then each Chaikin pass to control_next or control, so that
     // the last lands in ws.control.
     for (int i = ctx.rank(); i < n; i += ctx.size()) {
-      const float3 a = ws.control_next[i], c = ws.control_next[wrap(i + 1, n)];
-      const float u = h.displacement * (2.0f * rng.uniform(family_corner_draws + static_cast<std::uint32_t>(i)).v[0] - 1.0f);
-      // (e.y, -e.x) is the outward normal of a counter-clockwise polygon's edge e, |e| long.
-      ws.dense[2 * i] = a;
-      ws.dense[2 * i + 1] = (a + c) * 0.5f + f3(c.y - a.y, a.x - c.x, 0.0f) * u;
+      ws.dense[2 * i] = ws.control_next[i];
+      ws.dense[2 * i + 1] = edge_point(h, rng, ws.control_next[i], ws.control_next[wrap(i + 1, n)], i);
     }
     ctx.sync();
     int m = 2 * n;
