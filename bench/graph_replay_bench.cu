@@ -125,6 +125,24 @@ __global__ void drive_agents(const tg::course_ref view, float* arc, float3* posi
                              p.z + t * (q.z - p.z));
 }
 
+/// --rotate: the done envs of a replay are those of make_mask(E, count) shifted by the replay's
+/// tick (env e is done when (e - tick) mod E is one of them), so every env ends an episode
+/// every E / count replays, as in an RL run, instead of the same envs on every replay.
+__global__ void rotate_done(std::int32_t* mask, int envs, int count, const unsigned* tick) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= envs) return;
+  if (count <= 0) {
+    mask[e] = 0;
+    return;
+  }
+  const long long shifted = ((static_cast<long long>(e) - static_cast<long long>(*tick % static_cast<unsigned>(envs))) + envs) % envs;
+  const long long i = (shifted * count + envs - 1) / envs;  // the first i with floor(i * E / count) >= shifted
+  mask[e] = i < count && i * envs / count == shifted ? 1 : 0;
+}
+
+/// --rotate: the next replay's tick (its own node, after every reader of this replay's).
+__global__ void advance_tick(unsigned* tick) { ++*tick; }
+
 using stats = track_gen_bench::summary;
 using track_gen_bench::device_buffer;
 using track_gen_bench::json;
@@ -140,11 +158,16 @@ struct options : track_gen_bench::common_options {
   int all_done_replays = 0;  // replays of the fraction-1 graphs; 0: `replays`
   int warmup = 20;
   bool boxes = false;  // --boxes: one box per env bound, and the physics-only graph
+  bool rotate = false;  // --rotate: the done envs move on every replay (rotate_done)
+  int ahead = -1;       // --ahead R: the regenerating graphs again on a course with enable_ahead({R})
 };
 
 struct row {
   int envs = 0;
-  std::string skip;      // "conditional", "unconditional", "baseline" or "physics_only"
+  std::string skip;      // "conditional", "unconditional" (+ "+ahead"), "baseline" or "physics_only"
+  bool ahead = false;    // the course served its regenerations from tracks built ahead
+  double mean_ms = 0;    // mean of the timed replays
+  tg::ahead_counts counts{};  // over this row's replays (warm-up included), with ahead
   double fraction = -1;  // < 0: baseline or physics_only (no regenerate)
   long done = 0;         // envs set in the mask
   int replays = 0;       // timed replays of this row
@@ -157,15 +180,31 @@ struct row {
 /// course.regenerate(mask, advance) on `stream`, then instantiates and uploads the graph. (A null
 /// mask means "every env" to the library, so here it means "no regenerate" instead of being
 /// passed on.)
+/// --rotate: where a graph writes its done envs, how many, and the replay counter.
+struct rotation {
+  std::int32_t* mask = nullptr;  ///< null: no rotation
+  int count = 0;
+  unsigned* tick = nullptr;
+};
+
 template <class Course>
 tg::graph_exec capture_replay(Course& course, float* arc, float3* positions, const std::int32_t* mask,
-                              cudaStream_t stream, bool physics_only = false) {
+                              cudaStream_t stream, bool physics_only = false, rotation rotate = {}) {
   const ::cuda::stream_ref sref(stream);
   tg::scoped_capture capture(sref);
+  if (rotate.mask != nullptr) {
+    rotate_done<<<grid_for(course.num_envs()), block_threads, 0, stream>>>(rotate.mask, course.num_envs(), rotate.count,
+                                                                          rotate.tick);
+    BENCH_CUDA(cudaGetLastError());
+  }
   drive_agents<<<grid_for(course.num_envs()), block_threads, 0, stream>>>(course.view(), arc, positions, advance_m);
   BENCH_CUDA(cudaGetLastError());
   if (!physics_only) course.step(sref);
   if (mask != nullptr) course.regenerate(mask, /*advance=*/true, sref);
+  if (rotate.mask != nullptr) {
+    advance_tick<<<1, 1, 0, stream>>>(rotate.tick);
+    BENCH_CUDA(cudaGetLastError());
+  }
   const tg::graph g = capture.end();
   tg::graph_exec exec = g.instantiate();
   // Uploading now keeps the first launch's setup out of the replays (the warm-up would too).
@@ -174,7 +213,8 @@ tg::graph_exec capture_replay(Course& course, float* arc, float3* positions, con
 }
 
 /// `warmup` untimed replays, then `replays` replays of `exec`, each between its own pair of events.
-stats time_replays(const tg::graph_exec& exec, int warmup, int replays, cudaStream_t stream, const event_pair& ev) {
+stats time_replays(const tg::graph_exec& exec, int warmup, int replays, cudaStream_t stream, const event_pair& ev,
+                   double* mean_ms = nullptr) {
   for (int w = 0; w < warmup; ++w) BENCH_CUDA(cudaGraphLaunch(exec.get(), stream));
   BENCH_CUDA(cudaStreamSynchronize(stream));
   std::vector<float> ms(static_cast<std::size_t>(replays));
@@ -184,6 +224,11 @@ stats time_replays(const tg::graph_exec& exec, int warmup, int replays, cudaStre
     BENCH_CUDA(cudaEventRecord(ev.stop(), stream));
     BENCH_CUDA(cudaEventSynchronize(ev.stop()));
     BENCH_CUDA(cudaEventElapsedTime(&m, ev.start(), ev.stop()));
+  }
+  if (mean_ms != nullptr) {
+    double sum = 0;
+    for (float m : ms) sum += m;
+    *mean_ms = sum / static_cast<double>(ms.size());
   }
   return summarise(std::move(ms));
 }
@@ -203,7 +248,7 @@ const char* skip_name() {
 /// One course of `envs` envs with skip policy Skip: the baseline graph (if asked for) and one
 /// graph per done fraction, all captured before the first timed replay. Appends the rows.
 template <class Skip>
-void run_course(int envs, bool with_baseline, const options& o, cudaStream_t stream, const event_pair& ev,
+void run_course(int envs, bool with_baseline, bool ahead, const options& o, cudaStream_t stream, const event_pair& ev,
                 std::vector<row>& rows) {
   using course_type = tg::course<tg::presets::track_pipeline, tg::policy<tg::capture::global, Skip>>;
   const ::cuda::stream_ref sref(stream);
@@ -213,6 +258,7 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     params.seed = o.seed;
     course_type course(params, o.spacing, sref);
     memory = course.owner();
+    if (ahead) course.enable_ahead(tg::ahead_options{o.ahead}, sref);
 
     const std::size_t n = static_cast<std::size_t>(envs);
     device_buffer<float3> positions(n);
@@ -242,6 +288,9 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
       fraction.push_back(static_cast<double>(c) / envs);
     }
     std::vector<device_buffer<std::int32_t>> masks;
+    device_buffer<unsigned> tick(1);
+    device_buffer<std::int32_t> no_mask(n);  // --rotate: what the graphs without regenerate write
+    BENCH_CUDA(cudaMemsetAsync(tick.get(), 0, sizeof(unsigned), stream));
     for (std::size_t i = 0; i < done.size(); ++i) {
       const std::vector<std::int32_t> host = make_mask(envs, done[i]);
       masks.emplace_back(n);
@@ -251,12 +300,18 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     }
 
     // Everything built before the first timed replay: the tracks, the agents, every graph.
+    const auto rotate = [&](std::int32_t* m, long count) {
+      return o.rotate ? rotation{m, static_cast<int>(count), tick.get()} : rotation{};
+    };
     tg::graph_exec baseline, physics;
-    if (with_baseline) baseline = capture_replay(course, arc.get(), positions.get(), nullptr, stream);
-    if (with_baseline && o.boxes) physics = capture_replay(course, arc.get(), positions.get(), nullptr, stream, true);
+    if (with_baseline)
+      baseline = capture_replay(course, arc.get(), positions.get(), nullptr, stream, false, rotate(no_mask.get(), 0));
+    if (with_baseline && o.boxes)
+      physics = capture_replay(course, arc.get(), positions.get(), nullptr, stream, true, rotate(no_mask.get(), 0));
     std::vector<tg::graph_exec> graphs;
-    for (const device_buffer<std::int32_t>& m : masks)
-      graphs.push_back(capture_replay(course, arc.get(), positions.get(), m.get(), stream));
+    for (std::size_t i = 0; i < masks.size(); ++i)
+      graphs.push_back(capture_replay(course, arc.get(), positions.get(), masks[i].get(), stream, false,
+                                      rotate(masks[i].get(), done[i])));
     BENCH_CUDA(cudaStreamSynchronize(stream));
 
     // The row of a graph without regenerate: the baseline, or the physics-only graph (--boxes).
@@ -265,7 +320,7 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
       r.envs = envs;
       r.skip = skip;
       r.replays = o.replays;
-      r.ms = time_replays(exec, o.warmup, o.replays, stream, ev);
+      r.ms = time_replays(exec, o.warmup, o.replays, stream, ev, &r.mean_ms);
       return r;
     };
     if (with_baseline) {
@@ -281,12 +336,16 @@ void run_course(int envs, bool with_baseline, const options& o, cudaStream_t str
     for (std::size_t i = 0; i < graphs.size(); ++i) {
       row r;
       r.envs = envs;
-      r.skip = skip_name<Skip>();
+      r.skip = std::string(skip_name<Skip>()) + (ahead ? "+ahead" : "");
+      r.ahead = ahead;
       r.fraction = fraction[i];
       r.done = done[i];
       const bool all_done = done[i] == envs && o.all_done_replays > 0;
       r.replays = all_done ? o.all_done_replays : o.replays;
-      r.ms = time_replays(graphs[i], all_done ? std::min(o.warmup, 3) : o.warmup, r.replays, stream, ev);
+      const tg::ahead_counts before = course.ahead_statistics(sref);
+      r.ms = time_replays(graphs[i], all_done ? std::min(o.warmup, 3) : o.warmup, r.replays, stream, ev, &r.mean_ms);
+      const tg::ahead_counts after = course.ahead_statistics(sref);
+      r.counts = {after.served - before.served, after.missed - before.missed, after.refilled - before.refilled};
       rows.push_back(r);
     }
     BENCH_CUDA(cudaStreamSynchronize(stream));
@@ -327,6 +386,13 @@ int parse(int argc, char** argv, options& o) {
                  "timed replays of the graphs in which every env is done, after at most 3 warm-up replays")
       ->check(number_check<int>([](int r) { return r == 0 || r >= 20; }, ">= 20, or 0: --replays"));
   app.add_option("--warmup", o.warmup, "untimed replays per graph before them")->check(at_least(0));
+  app.add_flag("--rotate", o.rotate,
+               "the done envs move on every replay (a kernel in every graph, the baseline's included, writes the "
+               "mask from a replay counter): each env ends an episode every E / count replays");
+  app.add_option("--ahead", o.ahead,
+                 "also run each regenerating graph on a course with course.enable_ahead(refill_at = R) (0: its "
+                 "default); rows 'conditional+ahead', 'unconditional+ahead'")
+      ->check(at_least(0));
   app.add_flag("--boxes", o.boxes,
                "bind one box per env (0.4 x 0.2 m): every step runs the exact box contacts; adds the physics-only "
                "graph's row");
@@ -335,17 +401,18 @@ int parse(int argc, char** argv, options& o) {
 
 void print_table(const std::vector<row>& rows) {
   std::printf("| E | skip policy | done fraction | done envs | replays | median ms | p10 ms | p90 ms | min ms | "
-              "max ms | median / baseline | over baseline us |\n");
-  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "max ms | mean ms | median / baseline | over baseline us | served | missed | refilled |\n");
+  std::printf("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const row& r : rows) {
     const std::string fraction = r.fraction < 0 ? std::string("- (no regenerate)") : [&] {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%g", r.fraction);
       return std::string(buf);
     }();
-    std::printf("| %d | %s | %s | %ld | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f | %.1f |\n", r.envs,
-                r.skip.c_str(), fraction.c_str(), r.done, r.replays, r.ms.median, r.ms.p10,
-                r.ms.p90, r.ms.min, r.ms.max, r.ratio, r.over_baseline_us);
+    std::printf("| %d | %s | %s | %ld | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f | %.1f | %llu | %llu | %llu |\n",
+                r.envs, r.skip.c_str(), fraction.c_str(), r.done, r.replays, r.ms.median, r.ms.p10, r.ms.p90,
+                r.ms.min, r.ms.max, r.mean_ms, r.ratio, r.over_baseline_us, r.counts.served, r.counts.missed,
+                r.counts.refilled);
   }
 }
 
@@ -359,6 +426,8 @@ json document(const std::vector<row>& rows, const std::string& device, const std
   doc["gate_spacing_m"] = number(o.spacing, "%g");
   doc["seed"] = o.seed;
   doc["boxes_per_env"] = o.boxes ? 1 : 0;
+  doc["rotate"] = o.rotate;
+  doc["ahead_refill_at"] = o.ahead;
   if (o.boxes) doc.update(track_gen_bench::car_boxes::describe());
   json& out = doc["rows"] = json::array();
   for (const row& r : rows) {
@@ -371,8 +440,13 @@ json document(const std::vector<row>& rows, const std::string& device, const std
                    {"done_envs", r.done},
                    {"replays", r.replays},
                    {"ms", track_gen_bench::summary_json(r.ms, "")},
+                   {"mean_ms", number(r.mean_ms, "%.6g")},
                    {"median_over_baseline", number(r.ratio, "%.6f")},
-                   {"over_baseline_us", number(r.over_baseline_us, "%.4f")}});
+                   {"over_baseline_us", number(r.over_baseline_us, "%.4f")},
+                   {"ahead", r.ahead},
+                   {"ahead_served", r.counts.served},
+                   {"ahead_missed", r.counts.missed},
+                   {"ahead_refilled", r.counts.refilled}});
   }
   return doc;
 }
@@ -408,6 +482,8 @@ int main(int argc, char** argv) {
     cudaFuncAttributes attr{};
     BENCH_CUDA(cudaFuncGetAttributes(&attr, start_agents));
     BENCH_CUDA(cudaFuncGetAttributes(&attr, drive_agents));
+    BENCH_CUDA(cudaFuncGetAttributes(&attr, rotate_done));
+    BENCH_CUDA(cudaFuncGetAttributes(&attr, advance_tick));
     BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
     std::vector<row> rows;
@@ -416,8 +492,12 @@ int main(int argc, char** argv) {
       for (long e : o.envs) {
         const int envs = static_cast<int>(e);
         const std::size_t first = rows.size();
-        run_course<tg::skip::conditional>(envs, /*with_baseline=*/true, o, stream, ev, rows);
-        run_course<tg::skip::unconditional>(envs, /*with_baseline=*/false, o, stream, ev, rows);
+        run_course<tg::skip::conditional>(envs, /*with_baseline=*/true, false, o, stream, ev, rows);
+        run_course<tg::skip::unconditional>(envs, /*with_baseline=*/false, false, o, stream, ev, rows);
+        if (o.ahead >= 0) {
+          run_course<tg::skip::conditional>(envs, false, true, o, stream, ev, rows);
+          run_course<tg::skip::unconditional>(envs, false, true, o, stream, ev, rows);
+        }
         const double base = rows[first].ms.median;  // the baseline row comes first
         for (std::size_t i = first; i < rows.size(); ++i) {
           rows[i].ratio = rows[i].ms.median / base;

@@ -214,6 +214,19 @@ class course {
   /// The attached heightfield's view (a default heightfield_ref when none is attached).
   heightfield_ref heights() const { return heights_owner_ != nullptr ? heights_ : heightfield_ref{}; }
 
+  /// Builds each env's next-episode track ahead, so that a masked regenerate copies it instead
+  /// of building it (generator::enable_ahead: the same tracks and progress resets, bit for bit;
+  /// the slots' memory, about the batch's again; the refill policy; the errors). Call it before
+  /// capturing. Asynchronous on `stream` (fills every slot now).
+  void enable_ahead(const ahead_options& options, stream_type stream) { generator_.enable_ahead(options, stream); }
+  /// Whether enable_ahead was called.
+  bool ahead_enabled() const { return generator_.ahead_enabled(); }
+  /// The refill threshold in use (0 when not enabled).
+  int ahead_refill_at() const { return generator_.ahead_refill_at(); }
+  /// Served, missed and refilled slots since enable_ahead. Synchronises `stream`.
+  /// @throws capture_error `stream` is capturing.
+  ahead_counts ahead_statistics(stream_type stream) const { return generator_.ahead_statistics(stream); }
+
   /// How this course records into captures: the Policy's choices at construction, changed with
   /// set_recording.
   recording_options recording() const { return generator_.recording(); }

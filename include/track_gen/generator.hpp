@@ -149,6 +149,36 @@ class generator {
   ///         size is not 1 or 4 bytes. @throws capture_error the capture was invalidated.
   void generate(env_mask mask, bool advance, stream_type stream);
 
+  /// Builds every env's next-episode track ahead, into a slot of its own, and from then on
+  /// serves masked regenerations from the slots: a regenerated env whose slot holds the episode
+  /// it is built at (its next one with `advance`) gets a copy of it, the same bytes as a build,
+  /// and its slot turns stale; stale slots are refilled in the launch of a later masked
+  /// regeneration (ahead_options::refill_at), beside the envs it serves. A whole-batch generate
+  /// fills every slot again. The tracks, progress resets and statuses are those of the same calls
+  /// without slots, bit for bit; what changes is when the building happens.
+  ///
+  /// Recording: a masked generate then records two plain nodes (the listing, which also chooses
+  /// the refills, and one kernel whose blocks return at once when there is no work), whatever
+  /// the skip policy, and every masked call counts one generation launch.
+  ///
+  /// Memory: one more batch of tracks (track_batch::required_bytes(E, N, max_gates())) plus
+  /// 8 E + 64 bytes, allocated now. Call it before capturing the calls that should use the
+  /// slots (a graph holds the generator's arguments as they were when it was recorded). Fills
+  /// every slot now, asynchronously on `stream` (about one whole-batch generation).
+  /// @throws std::invalid_argument options.refill_at not in [0, num_envs]; a pipeline with a
+  ///         grid-scope stage (its tracks are finished by a later launch).
+  /// @throws std::logic_error already enabled, or ownership::borrowed (the slots need memory
+  ///         the library allocates). @throws capture_error `stream` is capturing.
+  /// @throws cuda_error a CUDA call failed.
+  void enable_ahead(const ahead_options& options, stream_type stream);
+  /// Whether enable_ahead was called.
+  bool ahead_enabled() const { return ahead_memory_ != nullptr; }
+  /// The refill threshold in use (ahead_options::refill_at resolved); 0 when not enabled.
+  int ahead_refill_at() const { return ahead_enabled() ? args_.args.ahead.refill_at : 0; }
+  /// Served, missed and refilled slots since enable_ahead (zeros when not enabled). Synchronises
+  /// `stream`. @throws capture_error `stream` is capturing.
+  ahead_counts ahead_statistics(stream_type stream) const;
+
   /// How this generator records into captures (the Policy's choices, changed by set_recording).
   recording_options recording() const { return recording_; }
   /// Changes how later calls record into captures (and the capture mode of the guard around
@@ -196,6 +226,15 @@ class generator {
   std::shared_ptr<unsigned char> memory_;
   std::shared_ptr<const void> anchor_;      ///< what each capture retains (ownership::anchored)
   std::shared_ptr<unsigned char> scratch_;  ///< backend::host: one track's workspace
+  std::shared_ptr<unsigned char> ahead_memory_;  ///< the tracks built ahead (enable_ahead)
+  // The launches of the tracks built ahead, set by enable_ahead (so that only generators that
+  // enable them instantiate their kernel).
+  using ahead_masked_fn = void (*)(const args_type&, unsigned char*, const detail::env_selection&, unsigned,
+                                   const typename ops::launch_setup&, bool, stream_type);
+  using ahead_fill_fn = void (*)(const args_type&, unsigned char*, unsigned, stream_type);
+  ahead_masked_fn ahead_masked_ = nullptr;
+  ahead_fill_fn ahead_fill_ = nullptr;
+  unsigned ahead_blocks_ = 0;
   typename ops::recorder recorder_{};       ///< conditional bodies' streams (backend::cuda)
   typename ops::call_state calls_{};
   recording_options recording_{is_conditional, Policy::capture_mode::value};

@@ -174,6 +174,24 @@ struct recording_options {
   int capture_mode = 0;
 };
 
+/// The tracks a generator builds ahead (generator::enable_ahead, course::enable_ahead): each
+/// env's next-episode track waits in a slot, so that a masked regeneration copies it.
+struct ahead_options {
+  /// Refill the stale slots (those a regeneration took) once at least this many are stale, all
+  /// in the launch of a masked regeneration, beside the envs it serves; a regenerated env that
+  /// finds its slot stale (it ended again before the refill) is built as without slots and makes
+  /// the same launch refill the others. In [1, num_envs], or 0: min(num_envs / 8, the wide
+  /// blocks that fit on the GPU at once), at least 1 (the host backend: 1).
+  int refill_at = 0;
+};
+
+/// What the tracks built ahead did since they were enabled (generator::ahead_counts).
+struct ahead_counts {
+  unsigned long long served = 0;    ///< regenerated envs whose track was copied from their slot
+  unsigned long long missed = 0;    ///< regenerated envs whose slot was stale (built as without slots)
+  unsigned long long refilled = 0;  ///< slots refilled by masked regenerations
+};
+
 /// The CPU reference backend with default tuning.
 using host_policy = policy<capture::global, skip::unconditional, ownership::owning, backend::host>;
 /// The GPU backend with the default policies (global capture mode, conditional skipping,

@@ -26,6 +26,14 @@
 #define TRACK_GEN_NOINLINE
 #endif
 
+// TRACK_GEN_UNROLL unrolls the loop after it in device code; plain C++ compilers would warn
+// about an unknown pragma.
+#if defined(__CUDACC__)
+#define TRACK_GEN_UNROLL _Pragma("unroll")
+#else
+#define TRACK_GEN_UNROLL
+#endif
+
 // Whether the CUDA runtime headers are reachable (a plain C++ compiler with the toolkit on its
 // include path). The host backend never needs them.
 #if defined(__CUDACC__)

@@ -285,8 +285,70 @@ struct cuda_ops {
     return true;
   }
 
+  // Tracks built ahead (generator::enable_ahead): generate_ahead_kernel, instantiated only by
+  // the generators that enable them. Wide blocks (latency_block_threads) where the tuning has
+  // them: they serve a copy or a miss with the latency of a few done envs' regeneration.
+  template <class Pipeline, class Tuning>
+  static constexpr int ahead_threads = has_wide_shape<Pipeline, Tuning> ? latency_threads<Tuning>::value
+                                                                         : generate_threads<Pipeline, Tuning>;
+
+  /// Loads generate_ahead_kernel and returns its grid: as many blocks as fit on the GPU at once,
+  /// at most one per env. @throws std::invalid_argument a block does not fit beside the scratch.
+  template <class Pipeline, class Tuning, class Hook>
+  static unsigned prepare_ahead(std::size_t scratch_bytes, int num_envs) {
+    constexpr int threads = ahead_threads<Pipeline, Tuning>;
+    if (!prepare_generation(generate_ahead_kernel<Pipeline, ahead_threads<Pipeline, Tuning>, Hook, generate_threads<Pipeline, Tuning>>, scratch_bytes, false))
+      throw std::invalid_argument("track_gen: enable_ahead: a " + std::to_string(threads) +
+                                  "-thread block does not fit beside one track's scratch (" + std::to_string(scratch_bytes) +
+                                  " bytes of shared memory): lower track_params.num_samples or the control points");
+    int device = 0, sms = 0, per_sm = 0;
+    throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
+    throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                        "cudaDeviceGetAttribute(MultiProcessorCount)");
+    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_ahead_kernel<Pipeline, ahead_threads<Pipeline, Tuning>, Hook, generate_threads<Pipeline, Tuning>>, threads,
+                                                                      scratch_bytes),
+                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generate_ahead_kernel)");
+    const long long blocks = static_cast<long long>(std::max(per_sm, 1)) * std::max(sms, 1);
+    return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
+  }
+
+  /// Fills every env's slot of the tracks built ahead with its next episode's track and empties
+  /// the stale lists (generator::enable_ahead, and after each whole-batch generation).
+  template <class Pipeline, class Tuning, class Hook>
+  static void fill_ahead(const generate_args<Hook>& a, unsigned char*, unsigned blocks, ::cuda::stream_ref stream) {
+    constexpr int threads = ahead_threads<Pipeline, Tuning>;
+    throw_on_cuda_error(cudaMemsetAsync(a.ahead.counters, 0, ahead_fill_count * sizeof(int), stream.get()),
+                        "cudaMemsetAsync (stale lists of the tracks built ahead)");
+    generate_ahead_kernel<Pipeline, ahead_threads<Pipeline, Tuning>, Hook, generate_threads<Pipeline, Tuning>><<<blocks, threads, a.layout.bytes, stream.get()>>>(
+        a, nullptr, a.ahead.counters + ahead_fill_count, a.ahead.counters + ahead_fill_next);
+    throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel (filling the tracks built ahead)");
+  }
+
+  /// A masked regeneration with tracks built ahead: the listing (select.cuh, which also chooses
+  /// the refills on the device), then generate_ahead_kernel, whose blocks return at once when
+  /// there is no work. Recorded as two plain nodes whatever the skip policy: on the H200 an IF
+  /// node around the kernel cost 2 us more than the idle launch when nothing was done, and 8 us
+  /// more when its body ran (graph_replay_bench, E = 4,096; docs/performance-log.md entry 27).
+  template <class Pipeline, class Tuning, class Hook>
+  static void generate_masked_ahead(const generate_args<Hook>& a, unsigned char*, const env_selection& sel,
+                                    unsigned blocks, const launch_setup& setup, bool capturing, ::cuda::stream_ref stream) {
+    constexpr int threads = ahead_threads<Pipeline, Tuning>;
+    list_condition c{{}, 0, list_node::none};
+    c.ahead_counters = a.ahead.counters;
+    c.ahead_refill_at = a.ahead.refill_at;
+    c.live_episode = a.tracks.episode;
+    c.slot_episode = a.ahead.tracks.episode;
+    c.advance = a.advance;
+    (void)setup;
+    (void)capturing;
+    list_envs(sel, a.mask, a.params.num_envs, c, stream.get());
+    generate_ahead_kernel<Pipeline, threads, Hook, generate_threads<Pipeline, Tuning>>
+        <<<blocks, threads, a.layout.bytes, stream.get()>>>(a, sel.ids, sel.count, sel.next);
+    throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel (tracks built ahead)");
+  }
+
   /// Records (or runs) one generation call on `stream`: the fused kernel, then, with a
-  /// grid-scope stage, its windows and the finish kernel.
+  /// grid-scope stage, its windows and the finish kernel; with tracks built ahead, their refill.
   template <class Pipeline, class Tuning, class Hook>
   static void generate(const generate_args<Hook>& a, unsigned char*, const launch_setup& setup, ::cuda::stream_ref stream) {
     constexpr int threads = generate_threads<Pipeline, Tuning>;

@@ -4,6 +4,7 @@
 /// attempt loop, the fallback ellipse, the store and the rebuilt-env hook. Shared by both backends.
 
 #include <track_gen/track_ref.hpp>
+#include <track_gen/detail/generate/ahead.hpp>
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/stages/random_family.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -42,6 +43,7 @@ struct generate_args {
   unsigned long long* launch_count; ///< incremented once by every generation launch that runs
   grid_samples grid;                ///< the grid-scope stage's buffers (all null without one)
   std::int32_t* grid_pending;       ///< [E] the grid stage took env e's samples this call
+  ahead_state ahead;                ///< the tracks built ahead (disabled: ahead.enabled() false)
   /// A copy of these arguments in the backend's memory, with mask = null and advance = false
   /// (the kernels read it; null with backend::host).
   const generate_args* resident;
@@ -57,7 +59,8 @@ TRACK_GEN_HD inline float fallback_minor_axis(const track_params& p) {
 
 /// Sets up `ws` for env e's track of `episode` (every thread of the block calls it).
 template <class Hook>
-TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, int e, std::uint32_t episode) {
+TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, int e, std::uint32_t episode,
+                                 const track_arrays& out) {
   const int n = a.params.num_samples;
   ws.seed = a.params.seed;
   ws.global_env = a.params.env_offset + static_cast<std::uint32_t>(e);
@@ -74,9 +77,9 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.fail_bits = 0;
   const std::size_t samples = static_cast<std::size_t>(e) * n;
   const std::size_t gates = static_cast<std::size_t>(e) * a.max_gates;
-  ws.out = {a.tracks.tangent + samples,     a.tracks.normal + samples,          a.tracks.curvature + samples,
-            a.tracks.gate_centre + gates,   a.tracks.gate_normal + gates,       a.tracks.gate_half_width + gates,
-            a.tracks.gate_arc_length + gates};
+  ws.out = {out.tangent + samples,     out.normal + samples,          out.curvature + samples,
+            out.gate_centre + gates,   out.gate_normal + gates,       out.gate_half_width + gates,
+            out.gate_arc_length + gates};
 }
 
 /// Stores env e's samples and the fields derived from them (half-widths, arc length, road
@@ -125,13 +128,30 @@ TRACK_GEN_HD const track_params& env_params(const generate_args<Hook>& a, int e)
   return a.resident != nullptr ? a.resident->params : a.params;
 }
 
-/// Builds env e's track into the output arrays. Every thread of the block calls it.
-template <class Pipeline, class Ctx, class Hook>
-TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e) {
+/// The arrays `bytes` bytes after those of `x`, field by field: the slots of the tracks built
+/// ahead, whose allocation has the batch's layout (one offset in a register instead of a
+/// pointer per field: the generation kernels are at their register bound).
+TRACK_GEN_HD inline track_arrays shift_arrays(const track_arrays& x, std::ptrdiff_t bytes) {
+  track_arrays r;
+#define TRACK_GEN_SHIFT(name, type, ext, doc) \
+  r.name = reinterpret_cast<type*>(reinterpret_cast<unsigned char*>(x.name) + bytes);
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_SHIFT)
+#undef TRACK_GEN_SHIFT
+  return r;
+}
+
+/// Builds env e's track into the output arrays (`IntoSlots` and `to_ahead`: its next episode's
+/// track into its slot of the tracks built ahead, without the hook). Every thread of the block
+/// calls it. Without `IntoSlots` the offsets are constant zeros: the code of a plain build.
+template <class Pipeline, bool IntoSlots = false, class Ctx, class Hook>
+TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e, bool to_ahead = false) {
   // Stage parameters: the env's variant; batch-wide fields always come from a.params.
   const track_params& p = env_params(a, e);
-  const std::uint32_t episode = a.tracks.episode[e] + (a.advance ? 1u : 0u);
-  init_workspace(ws, a, e, episode);
+  if constexpr (!IntoSlots) to_ahead = false;
+  const std::uint32_t episode = a.tracks.episode[e] + (a.advance || to_ahead ? 1u : 0u);
+  std::ptrdiff_t shift = 0;
+  if constexpr (IntoSlots) shift = to_ahead ? a.ahead.offset : 0;
+  init_workspace(ws, a, e, episode, shift_arrays(a.tracks, shift));
   bool grid = false;
   if constexpr (Pipeline::has_grid) {
     grid = a.num_user_tracks == 0 && Pipeline::grid_stage::enabled(a.params, p);
@@ -180,17 +200,24 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
       st |= status::fallback;
     }
   }
-  store_samples(ctx, ws, a.tracks, e, p.half_width);
+  // The offset again from the workspace's output pointer (init_workspace), which is live
+  // here anyway: keeping `shift` across the stages cost the list kernel spills.
+  std::ptrdiff_t out_shift = 0;
+  if constexpr (IntoSlots)
+    out_shift = reinterpret_cast<const unsigned char*>(ws.out.tangent) -
+                reinterpret_cast<const unsigned char*>(a.tracks.tangent + static_cast<std::size_t>(e) * ws.num_samples);
+  const track_arrays out = shift_arrays(a.tracks, out_shift);
+  store_samples(ctx, ws, out, e, p.half_width);
   st |= ws.valid ? status::valid : ws.fail_bits;
   st |= static_cast<std::uint32_t>(attempts) << status::attempts_shift;
   if (ctx.rank() == 0) {
-    a.tracks.length[e] = ws.length;
-    a.tracks.num_gates[e] = ws.num_gates;
-    a.tracks.status[e] = st;
-    a.tracks.episode[e] = episode;
-    a.tracks.origin[e] = origin;
-    a.tracks.family[e] = a.num_user_tracks > 0 ? -1 : track_family<Pipeline>(p, ws, episode);
-    a.on_rebuilt(e, ws.num_gates);
+    out.length[e] = ws.length;
+    out.num_gates[e] = ws.num_gates;
+    out.status[e] = st;
+    out.episode[e] = episode;
+    out.origin[e] = origin;
+    out.family[e] = a.num_user_tracks > 0 ? -1 : track_family<Pipeline>(p, ws, episode);
+    if (out_shift == 0) a.on_rebuilt(e, ws.num_gates);  // not into the slots
     if constexpr (Pipeline::has_grid) {
       // The grid stage takes a random track that passed (not the fallback).
       const bool take = grid && ws.source == track_source::random && ws.valid;
@@ -204,6 +231,54 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
   }
 }
 
+/// What a block does with the env of a masked regeneration's work item (generate_list_kernel).
+enum class env_work : int {
+  build,   ///< build the env's track (no tracks built ahead)
+  serve,   ///< copy the env's track from its slot when the slot holds it, else build it
+  refill,  ///< build the env's next-episode track into its slot, unless this call selected the env
+  ahead,   ///< build the env's next-episode track into its slot (every env: enable, whole batch)
+};
+
+/// For env_work::serve: when env e's slot holds the episode this call wants (ahead_holds),
+/// copies it, calls the hook, lists the slot as stale when the call advances, and returns true;
+/// otherwise counts a miss and returns false (build it). Every thread of the block calls it.
+template <class Ctx, class Hook>
+TRACK_GEN_HD bool serve_from_ahead(Ctx& ctx, const generate_args<Hook>& a, int e) {
+  const ahead_state& s = a.ahead;
+  const bool holds = ahead_holds(s, a.tracks, e, a.advance);
+  ctx.sync();  // every thread has read the live episode before the copy overwrites it
+  if (!holds) {
+    if (ctx.rank() == 0) ahead_count(s.tallies + ahead_missed);
+    return false;
+  }
+  copy_track(ctx, s.tracks, a.tracks, e, a.params.num_samples, a.max_gates);
+  if (ctx.rank() == 0) {
+    a.on_rebuilt(e, s.tracks.num_gates[e]);
+    ahead_count(s.tallies + ahead_served);
+    if (a.advance) ahead_mark_stale(s, e);
+  }
+  return true;
+}
+
+/// For env_work::refill: an env selected by this call is left stale and listed again (its
+/// serve writes the live episode that the refill would read); returns whether it was.
+template <class Ctx, class Hook>
+TRACK_GEN_HD bool refill_deferred(const Ctx& ctx, const generate_args<Hook>& a, int e) {
+  if (!a.mask[e]) return false;
+  if (ctx.rank() == 0) ahead_mark_stale(a.ahead, e);
+  return true;
+}
+
+/// Env e's share of a masked regeneration (`work`), with one build at most. Every thread of the
+/// block calls it.
+template <class Pipeline, class Ctx, class Hook>
+TRACK_GEN_HD void work_on_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e, env_work work) {
+  if (work == env_work::serve && serve_from_ahead(ctx, a, e)) return;
+  if (work == env_work::refill && refill_deferred(ctx, a, e)) return;
+  if (work == env_work::refill && ctx.rank() == 0) ahead_count(a.ahead.tallies + ahead_refilled);
+  generate_env<Pipeline, true>(ctx, ws, a, e, work == env_work::refill || work == env_work::ahead);
+}
+
 /// After the grid-scope stage: env e's relaxed dense samples (when the stage moved them) go
 /// through the stages after it; a track that fails validation is rebuilt as it was before the
 /// stage (the same random streams: bit for bit). Every thread of the block calls it, for envs
@@ -214,7 +289,7 @@ TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args<H
   if (moved) {
     const track_params& p = env_params(a, e);
     const std::uint32_t before = a.tracks.status[e];
-    init_workspace(ws, a, e, a.tracks.episode[e]);
+    init_workspace(ws, a, e, a.tracks.episode[e], a.tracks);
     const int count = a.grid.count[e];
     const float3* relaxed = a.grid.samples(0, e);
     for (int i = ctx.rank(); i < count; i += ctx.size()) ws.dense[i] = relaxed[i];

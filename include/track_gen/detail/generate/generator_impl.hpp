@@ -128,10 +128,93 @@ void generator<Pipeline, Policy, OnRebuilt>::generate(env_mask mask, bool advanc
   const auto setup = ops::setup(recorder_, is_conditional && recording_.conditional, recording_.capture_mode);
   if (mask.all()) {
     ops::template generate<Pipeline, tuning>(a, scratch_.get(), setup, stream);
+    if (ahead_fill_ != nullptr) ahead_fill_(a, scratch_.get(), ahead_blocks_, stream);
+  } else if (ahead_masked_ != nullptr) {
+    ahead_masked_(a, scratch_.get(), args_.selection, ahead_blocks_, setup, capturing, stream);
   } else {
     ops::template generate_masked<Pipeline, tuning>(a, scratch_.get(), args_.selection, args_.any_flag, setup, capturing,
                                                     stream);
   }
+}
+
+template <class Pipeline, class Policy, class OnRebuilt>
+void generator<Pipeline, Policy, OnRebuilt>::enable_ahead(const ahead_options& options, stream_type stream) {
+  require_alive();
+  const int num_envs = inputs_.params.num_envs;
+  if (options.refill_at < 0 || options.refill_at > num_envs)
+    throw std::invalid_argument("track_gen: enable_ahead: ahead_options.refill_at = " + std::to_string(options.refill_at) +
+                                ", expected 0 (automatic) or a count in [1, num_envs = " + std::to_string(num_envs) + "]");
+  if (Pipeline::has_grid)
+    throw std::invalid_argument(
+        "track_gen: enable_ahead: this pipeline has a grid-scope stage, whose tracks a later launch finishes; tracks "
+        "built ahead need a pipeline without one");
+  if (std::is_same_v<typename Policy::ownership_policy, ownership::borrowed>)
+    throw std::logic_error("track_gen: enable_ahead: ownership::borrowed; the tracks built ahead need memory that the "
+                           "library allocates (use ownership::owning or anchored)");
+  if (ahead_enabled()) throw std::logic_error("track_gen: enable_ahead: the tracks built ahead are already enabled");
+  ops::require_not_capturing(stream, "enable_ahead");
+  typename ops::mode_guard guard(recording_.capture_mode);
+  if constexpr (!Pipeline::has_grid) {  // refused above; the kernels exist for the others only
+    // Everything that may throw comes before the generator changes.
+    const unsigned blocks = ops::template prepare_ahead<Pipeline, tuning, OnRebuilt>(inputs_.plan.scratch.bytes, num_envs);
+    const track_batch_ref& target = args_.target_view;
+    const detail::track_layout layout =
+        detail::track_layout::make(detail::track_fields, num_envs, target.num_samples(), target.max_gates());
+    const std::size_t stale_at = (layout.bytes + 255u) & ~std::size_t{255u};
+    const std::size_t counters_at = stale_at + 2u * static_cast<std::size_t>(num_envs) * sizeof(int);
+    const std::size_t tallies_at = (counters_at + detail::ahead_counters * sizeof(int) + 7u) & ~std::size_t{7u};
+    const std::size_t bytes = tallies_at + detail::ahead_tallies * sizeof(unsigned long long);
+    std::shared_ptr<unsigned char> memory = ops::allocate_shared(bytes);
+    unsigned char* base = memory.get();
+
+    detail::ahead_state ahead;
+    ahead.tracks = track_arrays::at(base, layout);
+    // The kernels reach the slots as the live arrays plus one offset: both have this layout.
+    ahead.offset = reinterpret_cast<unsigned char*>(ahead.tracks.position) -
+                   reinterpret_cast<unsigned char*>(target.arrays().position);
+    const track_arrays shifted = detail::shift_arrays(target.arrays(), ahead.offset);
+#define TRACK_GEN_SAME_OFFSET(name, type, ext, doc)                                                       \
+  if (shifted.name != ahead.tracks.name)                                                                  \
+    throw std::logic_error("track_gen: enable_ahead: the target batch's arrays are not laid out as a "   \
+                           "track_batch's (field " #name ")");
+    TRACK_GEN_TRACK_FIELDS(TRACK_GEN_SAME_OFFSET)
+#undef TRACK_GEN_SAME_OFFSET
+    ahead.stale = reinterpret_cast<int*>(base + stale_at);
+    ahead.counters = reinterpret_cast<int*>(base + counters_at);
+    ahead.tallies = reinterpret_cast<unsigned long long*>(base + tallies_at);
+    // Default: as many slots as one round of the kernel's blocks refills, at most E / 8.
+    ahead.refill_at = options.refill_at != 0 ? options.refill_at
+                                             : std::max(1, std::min(num_envs / 8, static_cast<int>(blocks)));
+    ahead.num_envs = num_envs;
+    ops::zero(base, bytes, stream);
+    const int fill_count = num_envs;
+    ops::copy_from_host(ahead.counters + detail::ahead_fill_count, &fill_count, sizeof(int), stream);
+
+    args_.args.ahead = ahead;
+    ahead_memory_ = std::move(memory);
+    if constexpr (is_anchored) anchor_ = detail::keep_both(anchor_, ahead_memory_);
+    if constexpr (ops::kernels_read_resident_views)
+      ops::copy_from_host(memory_.get() + inputs_.plan.args, &args_.args, sizeof(args_type), stream);
+    ahead_blocks_ = blocks;
+    ahead_masked_ = &ops::template generate_masked_ahead<Pipeline, tuning, OnRebuilt>;
+    ahead_fill_ = &ops::template fill_ahead<Pipeline, tuning, OnRebuilt>;
+    ahead_fill_(args_.args, scratch_.get(), ahead_blocks_, stream);
+  }
+}
+
+template <class Pipeline, class Policy, class OnRebuilt>
+ahead_counts generator<Pipeline, Policy, OnRebuilt>::ahead_statistics(stream_type stream) const {
+  require_alive();
+  ahead_counts out;
+  if (!ahead_enabled()) return out;
+  ops::require_not_capturing(stream, "ahead_statistics");
+  unsigned long long t[detail::ahead_tallies] = {};
+  ops::copy_to_host_async(t, args_.args.ahead.tallies, sizeof(t), stream);
+  ops::synchronize(stream, recording_.capture_mode);
+  out.served = t[detail::ahead_served];
+  out.missed = t[detail::ahead_missed];
+  out.refilled = t[detail::ahead_refilled];
+  return out;
 }
 
 template <class Pipeline, class Policy, class OnRebuilt>

@@ -11,8 +11,10 @@ namespace track_gen::detail {
 /// Block e builds env e's track (`Finish = false`), or, after a grid-scope stage, finishes env
 /// e (`Finish = true`, finish_grid_env). Every thread of the block calls it. `ScanThreads`: the
 /// block size whose tracks it builds bit for bit (cuda_block_context).
-template <class Pipeline, int BlockThreads, bool Finish, class Hook, int ScanThreads = BlockThreads>
-__device__ void generate_block(const generate_args<Hook>& args, int e) {
+/// `Ahead`: the block works on env e as `work` says (work_on_env: tracks built ahead);
+/// otherwise it builds it.
+template <class Pipeline, int BlockThreads, bool Finish, class Hook, int ScanThreads = BlockThreads, bool Ahead = false>
+__device__ void generate_block(const generate_args<Hook>& args, int e, env_work work = env_work::build) {
   using context = cuda_block_context<BlockThreads, ScanThreads>;
   __shared__ typename context::TempStorage temp;
   extern __shared__ __align__(16) unsigned char scratch[];
@@ -21,7 +23,10 @@ __device__ void generate_block(const generate_args<Hook>& args, int e) {
   ws.bind_scratch(scratch, args.layout);
   if constexpr (Finish) {
     finish_grid_env<Pipeline>(ctx, ws, args, e);
+  } else if constexpr (Ahead) {
+    work_on_env<Pipeline>(ctx, ws, args, e, work);
   } else {
+    (void)work;
     generate_env<Pipeline>(ctx, ws, args, e);
   }
 }
@@ -44,6 +49,21 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Block
   if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
   if (!args.mask[e]) return;  // uniform per block
   generate_block<Pipeline, BlockThreads, false>(args, e);
+}
+
+/// The blocks of a list kernel take work items from `*next` (zero at launch) one at a time
+/// until `n` are taken, calling `work(i)` with every thread of the block for each.
+template <class Work>
+__device__ void take_items(int* next, int n, Work&& work) {
+  __shared__ int taken;
+  for (;;) {
+    if (threadIdx.x == 0) taken = atomicAdd(next, 1);
+    __syncthreads();  // also: the previous item is done with the block's shared memory
+    const int i = taken;
+    __syncthreads();  // every thread has read `taken` before thread 0 writes it again
+    if (i >= n) break;
+    work(i);
+  }
 }
 
 /// Which counts of listed envs a generate_list_kernel launch builds: the wide launch takes
@@ -71,15 +91,30 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Block
   const bool wide_count = n > 0 && n <= share.wide_limit;
   if (wide_count != share.wide) return;  // uniform: the other launch shape takes this count
   if (blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
-  __shared__ int taken;
-  for (;;) {
-    if (threadIdx.x == 0) taken = atomicAdd(next, 1);
-    __syncthreads();  // also: the previous track is done with the block's shared memory
-    const int i = taken;
-    __syncthreads();  // every thread has read `taken` before thread 0 writes it again
-    if (i >= n) break;
-    generate_block<Pipeline, BlockThreads, false, Hook, ScanThreads>(args, list[i]);
-  }
+  if (static_cast<int>(blockIdx.x) >= n) return;  // uniform: no item would be left for this block
+  take_items(next, n, [&](int i) { generate_block<Pipeline, BlockThreads, false, Hook, ScanThreads>(args, list[i]); });
+}
+
+/// The list kernel of a generator with tracks built ahead (generator::enable_ahead), one launch
+/// shape, on the same fixed grid: work items [0, *count) serve the listed envs from their slots
+/// (or build them), items past them refill the stale slots that the listing chose
+/// (ahead_state), all in one launch. With `list` null it fills every env's slot instead
+/// (items [0, *count) are the envs themselves; not counted as a generation launch). A separate
+/// kernel, instantiated only by enable_ahead, so that the other list kernels keep their code.
+template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
+__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
+    generate_ahead_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next) {
+  const bool fill = list == nullptr;
+  const int served = fill ? 0 : *count;
+  const int n = fill ? *count : served + args.ahead.counters[ahead_refill_count];
+  if (!fill && blockIdx.x == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch
+  if (static_cast<int>(blockIdx.x) >= n) return;  // uniform: no item would be left for this block
+  take_items(next, n, [&](int i) {
+    const bool listed = i < served;
+    const env_work work = fill ? env_work::ahead : (listed ? env_work::serve : env_work::refill);
+    const int e = fill ? i : (listed ? list[i] : args.ahead.refilling(args.ahead.counters[ahead_side])[i - served]);
+    generate_block<Pipeline, BlockThreads, false, Hook, ScanThreads, true>(args, e, work);
+  });
 }
 
 /// The fused kernels of pipelines with a grid-scope stage (`Finish`: the kernel after the

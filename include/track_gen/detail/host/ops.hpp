@@ -86,11 +86,49 @@ struct host_ops {
     }
   }
 
+  /// Tracks built ahead (generator::enable_ahead): nothing to prepare; one "block".
+  template <class Pipeline, class Tuning, class Hook>
+  static unsigned prepare_ahead(std::size_t, int) { return 1; }
+
+  /// Fills every env's slot of the tracks built ahead and empties the stale lists.
+  template <class Pipeline, class Tuning, class Hook>
+  static void fill_ahead(const generate_args<Hook>& a, unsigned char* scratch, unsigned, stream_type) {
+    const host_block_context ctx;
+    for (int e = 0; e < a.params.num_envs; ++e) {
+      workspace ws;
+      ws.bind_scratch(scratch, a.layout);
+      generate_env<Pipeline, true>(ctx, ws, a, e, true);
+    }
+    for (int k = 0; k < ahead_fill_count; ++k) a.ahead.counters[k] = 0;
+  }
+
   /// A masked generation: the host loop reads the mask itself.
   template <class Pipeline, class Tuning, class Hook>
   static void generate_masked(const generate_args<Hook>& a, unsigned char* scratch, const env_selection&, int*,
                               const launch_setup& setup, bool, stream_type s) {
     generate<Pipeline, Tuning>(a, scratch, setup, s);
+  }
+
+  /// A masked generation with tracks built ahead: the work of the CUDA backend's
+  /// generate_ahead_kernel, in order: the selected envs served from their slots, then the stale
+  /// slots that the listing chose refilled.
+  template <class Pipeline, class Tuning, class Hook>
+  static void generate_masked_ahead(const generate_args<Hook>& a, unsigned char* scratch, const env_selection&,
+                                    unsigned, const launch_setup&, bool, stream_type) {
+    const host_block_context ctx;
+    ++*a.launch_count;
+    bool missed = false;
+    for (int e = 0; e < a.params.num_envs; ++e) missed = missed || (a.mask[e] && !ahead_holds(a.ahead, a.tracks, e, a.advance));
+    const int refills = ahead_choose_refill(a.ahead.counters, a.ahead.refill_at, missed);
+    const int* refill = a.ahead.refilling(a.ahead.counters[ahead_side]);
+    const auto work = [&](int e, env_work w) {
+      workspace ws;
+      ws.bind_scratch(scratch, a.layout);
+      work_on_env<Pipeline>(ctx, ws, a, e, w);
+    };
+    for (int e = 0; e < a.params.num_envs; ++e)
+      if (a.mask[e]) work(e, env_work::serve);
+    for (int i = 0; i < refills; ++i) work(refill[i], env_work::refill);
   }
 
   // Progress.

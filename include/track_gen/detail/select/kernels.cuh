@@ -3,6 +3,7 @@
 /// The kernels of a masked regeneration's compaction (select.cuh): one block that lists the
 /// selected envs of a small batch and decides, on the device, which launch shape rebuilds them.
 
+#include <track_gen/detail/generate/ahead.hpp>
 #include <track_gen/env_mask.hpp>
 
 #include <cub/block/block_scan.cuh>
@@ -18,26 +19,42 @@ enum class list_node { none, if_node, switch_node };
 /// it, no branch when nothing was selected; under an IF node, the body when count > 0. With no
 /// node (an eager call or skip::unconditional) both launch shapes run and each returns unless
 /// the count is its own.
+/// With tracks built ahead (generator::enable_ahead), the list kernels also refill the stale
+/// slots that the listing chooses: the count that picks the launch shape is the listed envs
+/// plus those slots.
 struct list_condition {
   cudaGraphConditionalHandle handle;
-  int wide_limit;  ///< most envs the wide blocks take (their grid); 0: one launch shape only
+  int wide_limit;  ///< most work items the wide blocks take (their grid); 0: one launch shape only
   list_node node;
+  int* ahead_counters = nullptr;  ///< ahead_state::counters; null: nothing built ahead
+  int ahead_refill_at = 0;        ///< ahead_state::refill_at
+  const std::uint32_t* live_episode = nullptr;  ///< the batch's episodes (a listed env whose slot
+  const std::uint32_t* slot_episode = nullptr;  ///< misses its wanted episode makes a refill now)
+  bool advance = false;
 };
 
-/// After the count: zeroes the list kernels' work counter and sets the conditional node's value.
-/// One thread calls it.
-__device__ inline void finish_list(int count, int* next, const list_condition& c) {
+/// Value of a SWITCH node that runs no branch (at least the number of branches).
+inline constexpr unsigned list_switch_none = 2u;
+
+/// After the count: with tracks built ahead, decides whether this call refills the stale slots
+/// (at least refill_at of them, or any when a listed env `missed` its slot) and swaps the
+/// halves of the stale list if so; zeroes the list kernels' work counter and sets the
+/// conditional node's value from the work items (listed envs + refilled slots). One thread
+/// calls it.
+__device__ inline void finish_list(int count, bool missed, int* next, const list_condition& c) {
   *next = 0;
+  const int items = count + (c.ahead_counters != nullptr ? ahead_choose_refill(c.ahead_counters, c.ahead_refill_at, missed) : 0);
   if (c.node == list_node::switch_node)
-    cudaGraphSetConditional(c.handle, count == 0 ? 2u : (count <= c.wide_limit ? 0u : 1u));
+    cudaGraphSetConditional(c.handle, items == 0 ? list_switch_none : (items <= c.wide_limit ? 0u : 1u));
   else if (c.node == list_node::if_node)
-    cudaGraphSetConditional(c.handle, count > 0 ? 1u : 0u);
+    cudaGraphSetConditional(c.handle, items > 0 ? 1u : 0u);
 }
 
-/// One thread, after cub::DeviceSelect::Flagged: finish_list.
+/// One thread, after cub::DeviceSelect::Flagged: finish_list (misses are not looked for here:
+/// the stale slots wait for refill_at).
 template <int Unused = 0>
 __global__ void list_ready_kernel(const int* count, int* next, list_condition condition) {
-  finish_list(*count, next, condition);
+  finish_list(*count, false, next, condition);
 }
 
 /// Threads and items per thread of select_small_kernel (one tile of 4,096 mask entries), and
@@ -58,12 +75,19 @@ __global__ void __launch_bounds__(Threads)
   using scan_t = cub::BlockScan<int, Threads, select_small_scan>;
   __shared__ typename scan_t::TempStorage temp;
   int listed = 0;
+  bool missed = false;
+  const std::uint32_t step = condition.advance ? 1u : 0u;
   for (int base = 0; base < num_envs; base += Threads * Items) {
     const int first = base + static_cast<int>(threadIdx.x) * Items;
     int flag[Items];
     int offset[Items];
 #pragma unroll
     for (int k = 0; k < Items; ++k) flag[k] = first + k < num_envs && mask[first + k] ? 1 : 0;
+    if (condition.slot_episode != nullptr) {
+#pragma unroll
+      for (int k = 0; k < Items; ++k)
+        if (flag[k] != 0) missed = missed || condition.slot_episode[first + k] != condition.live_episode[first + k] + step;
+    }
     int tile_total = 0;
     scan_t(temp).ExclusiveSum(flag, offset, tile_total);
 #pragma unroll
@@ -72,9 +96,10 @@ __global__ void __launch_bounds__(Threads)
     listed += tile_total;
     __syncthreads();  // the scan's storage is reused by the next tile
   }
+  if (condition.slot_episode != nullptr) missed = __syncthreads_or(missed ? 1 : 0) != 0;  // uniform
   if (threadIdx.x == 0) {
     *count = listed;
-    finish_list(listed, next, condition);
+    finish_list(listed, missed, next, condition);
   }
 }
 
