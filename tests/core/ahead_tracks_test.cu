@@ -60,19 +60,8 @@ TEST_CASE("tracks built ahead, replayed from a graph under a conditional node: t
     served_graph.launch(stream.get());
     stream.sync();
     model.call(c);
-    std::string first;
-    const int differ = differing_envs(built.copy_tracks(stream.get()), served.copy_tracks(stream.get()), num_envs, &first);
-    CHECK_MESSAGE(differ == 0, differ << " envs differ, the first " << first);
-    std::string why;
-    CHECK_MESSAGE(same_progress_bytes(built.copy_progress(stream.get()), served.copy_progress(stream.get()), &why),
-                  "progress differs in " << why);
+    check_same_courses(built, served, stream.get());
   }
-  const tg::ahead_counts counts = served.ahead_statistics(stream.get());
-  CHECK(counts.served == model.served);
-  CHECK(counts.missed == model.missed);
-  CHECK(counts.refilled == model.refilled);
-  CHECK(model.served > 0);
-  CHECK(model.missed > 0);
-  CHECK(model.refilled > 0);
+  check_counts(served.ahead_statistics(stream.get()), model);
 }
 }  // namespace tg_test

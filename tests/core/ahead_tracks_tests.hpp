@@ -46,6 +46,17 @@ inline int differing_envs(const track_gen::track_snapshot& a, const track_gen::t
   return differ;
 }
 
+/// Every env's track and every progress field of the two courses, bit for bit.
+template <class Course, class Stream>
+void check_same_courses(const Course& built, const Course& served, Stream stream) {
+  std::string first;
+  const int differ = differing_envs(built.copy_tracks(stream), served.copy_tracks(stream), built.num_envs(), &first);
+  CHECK_MESSAGE(differ == 0, differ << " envs differ, the first " << first);
+  std::string why;
+  CHECK_MESSAGE(same_progress_bytes(built.copy_progress(stream), served.copy_progress(stream), &why),
+                "progress differs in " << why);
+}
+
 /// One masked call of the sequence: the selected envs and whether the call advances.
 struct ahead_call {
   std::vector<int> envs;
@@ -105,6 +116,16 @@ struct ahead_model {
     }
   }
 };
+
+/// The course's counts equal the model's, and the sequence went through every path.
+inline void check_counts(const track_gen::ahead_counts& counts, const ahead_model& model) {
+  CHECK(counts.served == model.served);
+  CHECK(counts.missed == model.missed);
+  CHECK(counts.refilled == model.refilled);
+  CHECK(model.served > 0);
+  CHECK(model.missed > 0);
+  CHECK(model.refilled > 0);
+}
 
 /// The sequence: random sets (seeded), an env regenerated in consecutive calls (misses), a
 /// rebuild without advancing, an empty mask, a whole-batch regeneration in the middle.
@@ -168,21 +189,9 @@ TEST_CASE_TEMPLATE_DEFINE("tracks built ahead: the same tracks and progress as b
       served.regenerate(mask.get(), c.advance, stream.get());
     }
     model.call(c);
-    std::string first;
-    const int differ = differing_envs(built.copy_tracks(stream.get()), served.copy_tracks(stream.get()), num_envs, &first);
-    CHECK_MESSAGE(differ == 0, differ << " envs differ, the first " << first);
-    std::string why;
-    CHECK_MESSAGE(same_progress_bytes(built.copy_progress(stream.get()), served.copy_progress(stream.get()), &why),
-                  "progress differs in " << why);
+    check_same_courses(built, served, stream.get());
   }
-  const tg::ahead_counts counts = served.ahead_statistics(stream.get());
-  CHECK(counts.served == model.served);
-  CHECK(counts.missed == model.missed);
-  CHECK(counts.refilled == model.refilled);
-  // The sequence exercises every path.
-  CHECK(model.served > 0);
-  CHECK(model.missed > 0);
-  CHECK(model.refilled > 0);
+  check_counts(served.ahead_statistics(stream.get()), model);
 }
 
 TEST_CASE_TEMPLATE_DEFINE("enable_ahead: invalid options and a second call are refused with their names", Policy,
