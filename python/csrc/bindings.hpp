@@ -143,6 +143,11 @@ class any_course {
   virtual void set_recording(const tg::recording_options& options) = 0;
   virtual void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) = 0;
   virtual std::uint64_t generation_launches(stream_type stream) const = 0;
+  /// course::enable_ahead, ahead_enabled, ahead_refill_at, ahead_statistics (tracks built ahead).
+  virtual void enable_ahead(const tg::ahead_options& options, stream_type stream) = 0;
+  virtual bool ahead_enabled() const = 0;
+  virtual int ahead_refill_at() const = 0;
+  virtual tg::ahead_counts ahead_statistics(stream_type stream) const = 0;
   virtual tg::course_ref view() const = 0;
   virtual std::shared_ptr<const void> owner() const = 0;
   virtual const tg::track_params& params() const = 0;
@@ -179,6 +184,12 @@ class course_holder final : public any_course<Backend> {
     course_.regenerate(mask, advance, stream);
   }
   std::uint64_t generation_launches(stream_type stream) const override { return course_.generation_launches(stream); }
+  void enable_ahead(const tg::ahead_options& options, stream_type stream) override {
+    course_.enable_ahead(options, stream);
+  }
+  bool ahead_enabled() const override { return course_.ahead_enabled(); }
+  int ahead_refill_at() const override { return course_.ahead_refill_at(); }
+  tg::ahead_counts ahead_statistics(stream_type stream) const override { return course_.ahead_statistics(stream); }
   tg::course_ref view() const override { return course_.view(); }
   std::shared_ptr<const void> owner() const override { return course_.owner(); }
   const tg::track_params& params() const override { return course_.params(); }
@@ -625,6 +636,28 @@ class py_course {
     return course_->generation_launches(traits::stream_of(stream, device_));
   }
 
+  /// Tracks built ahead (course::enable_ahead): `refill_at` 0 (automatic) or in [1, E]. Fills
+  /// every slot now, asynchronously on the stream; allocates: not while capturing.
+  void enable_ahead(int refill_at, std::optional<std::uintptr_t> stream) {
+    typename traits::guard guard(device_);
+    tg::ahead_options options;
+    options.refill_at = refill_at;
+    course_->enable_ahead(options, traits::stream_of(stream, device_));
+  }
+  bool ahead_enabled() const { return course_->ahead_enabled(); }
+  int ahead_refill_at() const { return course_->ahead_refill_at(); }
+  /// {"served", "missed", "refilled"}: course::ahead_statistics (zeros when not enabled).
+  /// Synchronises the stream.
+  py::dict ahead_statistics(std::optional<std::uintptr_t> stream) const {
+    typename traits::guard guard(device_);
+    const tg::ahead_counts c = course_->ahead_statistics(traits::stream_of(stream, device_));
+    py::dict d;
+    d["served"] = c.served;
+    d["missed"] = c.missed;
+    d["refilled"] = c.refilled;
+    return d;
+  }
+
   py::dict tensors() const {
     py::dict d;
     for (const auto& [name, tensor] : tensors_.named()) d[name] = tensor;
@@ -1032,6 +1065,10 @@ void bind_course(py::module_& m, const char* name, const char* doc) {
       .def("regenerate", guarded(&course_type::regenerate),
            py::arg("mask"), py::arg("advance"), py::arg("stream"), py::arg("conditional"), py::arg("capture_mode"))
       .def("generation_launches", guarded(&course_type::generation_launches), py::arg("stream") = py::none())
+      .def("enable_ahead", guarded(&course_type::enable_ahead), py::arg("refill_at") = 0, py::arg("stream") = py::none())
+      .def_property_readonly("ahead_enabled", &course_type::ahead_enabled)
+      .def_property_readonly("ahead_refill_at", &course_type::ahead_refill_at)
+      .def("ahead_statistics", guarded(&course_type::ahead_statistics), py::arg("stream") = py::none())
       .def("tensors", guarded(&course_type::tensors))
       .def("owner_use_count", &course_type::owner_use_count)
       .def_property_readonly("num_envs", &course_type::num_envs)

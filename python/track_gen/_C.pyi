@@ -60,6 +60,18 @@ class _CourseBase:
         """mask: None or [E] int32 / bool / uint8; capture_mode 0 global, 1 thread-local, 2 relaxed."""
     def generation_launches(self, stream: Optional[int] = None) -> int:
         """Synchronises the stream."""
+    def enable_ahead(self, refill_at: int = 0, stream: Optional[int] = None) -> None:
+        """Tracks built ahead (C++ course::enable_ahead): refill_at 0 (automatic) or in [1, E].
+        Allocates one more batch of tracks and fills it on the stream: not while capturing.
+        ValueError: refill_at out of range; RuntimeError: already enabled."""
+    @property
+    def ahead_enabled(self) -> bool: ...
+    @property
+    def ahead_refill_at(self) -> int:
+        """The refill threshold in use (refill_at resolved); 0 when not enabled."""
+    def ahead_statistics(self, stream: Optional[int] = None) -> Dict[str, int]:
+        """{"served", "missed", "refilled"} since enable_ahead (zeros when not enabled).
+        Synchronises the stream; CaptureError while it is capturing."""
     def tensors(self) -> Dict[str, torch.Tensor]:
         """Every track, progress and contact array as a tensor over the course's memory."""
     def owner_use_count(self) -> int: ...

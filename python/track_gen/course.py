@@ -13,9 +13,9 @@ their gates, and the progress of one agent per environment, driven from PyTorch:
     course.laps, course.next_gate, course.tracks.position   # tensors over the course's memory
 
 Every call is asynchronous on torch's current CUDA stream (or ``stream=``), allocates nothing and
-synchronises nothing, except construction (allocation + generation) and
-``generation_launches``. Calls on a capturing stream (inside ``torch.cuda.graph``) are recorded
-into the capture; see :mod:`track_gen.interop.torch`.
+synchronises nothing, except construction (allocation + generation), ``enable_ahead``
+(allocation) and ``generation_launches`` / ``ahead_statistics``. Calls on a capturing stream
+(inside ``torch.cuda.graph``) are recorded into the capture; see :mod:`track_gen.interop.torch`.
 
 The output tensors view the course's device memory without a copy and keep it alive (not the
 ``Course`` object); they change in place with every ``step`` / ``regenerate`` (or graph replay):
@@ -708,7 +708,8 @@ class Course:
             stream: ``None`` (torch's current stream), a ``torch.cuda.Stream`` or an int handle.
         Recording: inside ``track_gen.interop.torch.registered(conditional=True)`` a masked call
         on a capturing stream becomes an IF conditional node; otherwise it is recorded
-        unconditionally.
+        unconditionally. With :meth:`enable_ahead`, a masked call records two plain nodes instead
+        (no IF node) and copies the envs' tracks built ahead: the same results, bit for bit.
         Raises:
             ValueError: a mask of the wrong dtype, shape, device or layout.
             track_gen.exec.errors.CaptureError: the stream's capture was invalidated.
@@ -731,6 +732,73 @@ class Course:
         regeneration; a regeneration skipped by its conditional node does not count).
         Synchronises the stream. Raises CaptureError on a capturing stream."""
         return int(self._impl.generation_launches(_stream_arg(stream)))
+
+    # ---- tracks built ahead (C++ course::enable_ahead) ------------------------------------------
+
+    def enable_ahead(self, refill_at: int = 0, stream=None) -> None:
+        """Builds each env's next-episode track ahead, into a slot of its own, so that a masked
+        :meth:`regenerate` copies it instead of building it (C++ ``course::enable_ahead``). The
+        tracks, progress resets and statuses are those of building them, bit for bit (of the
+        per-gate fields, the gates in use: the unused slots beyond ``tracks.num_gates`` may hold
+        other bytes); what changes is when the building happens: ending episodes cost a copy,
+        and the building moves to a later call, many slots at once.
+
+        A regenerated env whose slot holds the episode it is rebuilt at (its next one with
+        ``advance=True``) gets a copy, and its slot turns stale. Stale slots are refilled in the
+        launch of a later masked regenerate, beside the envs it serves: once at least
+        ``refill_at`` of them are stale, or when a regenerated env finds its own slot stale (it
+        ended again before the refill; it is then built as without slots, a miss; so is an
+        ``advance=False`` rebuild of an env whose slot already holds its next episode).
+        ``regenerate`` with ``mask=None`` fills every slot again. :meth:`ahead_statistics`
+        counts what happened.
+
+        Memory: one more batch of tracks (as much as the course's own tracks again), allocated
+        now; every slot is filled now, on ``stream`` (about one whole-batch generation).
+
+        Call it before capturing (``torch.cuda.graph``): a graph holds the course's arguments as
+        they were when it was recorded, so regenerates recorded before this call do not use the
+        slots. Once enabled, a masked regenerate records two plain graph nodes (the listing,
+        which also chooses the refills, and one kernel whose blocks return at once when there is
+        no work) whatever the skip policy: ``registered(conditional=True)`` adds no IF node for
+        it. Every masked call counts one generation launch.
+
+        Args:
+            refill_at: refill the stale slots once this many are stale: 0 (automatic:
+                min(E / 8, the blocks that fit on the GPU at once), at least 1; on the CPU 1) or
+                an int in [1, E].
+            stream: ``None`` (torch's current stream), a ``torch.cuda.Stream`` or an int handle.
+        Raises:
+            TypeError: ``refill_at`` is not an int.
+            ValueError: ``refill_at`` out of range (the message names ``refill_at``).
+            RuntimeError: already enabled.
+            track_gen.exec.errors.CaptureError: the stream is capturing (this allocates).
+        """
+        r = _int_arg("enable_ahead", "refill_at", refill_at)
+        if not _INT32[0] <= r <= _INT32[1]:   # out of C++ int's range: the C++ check's message
+            raise ValueError(f"track_gen: enable_ahead: ahead_options.refill_at = {r}, expected 0 (automatic) "
+                             f"or a count in [1, num_envs = {self.num_envs}]")
+        self._impl.enable_ahead(r, _stream_arg(stream))
+
+    @property
+    def ahead_enabled(self) -> bool:
+        """Whether :meth:`enable_ahead` was called."""
+        return bool(self._impl.ahead_enabled)
+
+    @property
+    def ahead_refill_at(self) -> int:
+        """The refill threshold in use (:meth:`enable_ahead`'s ``refill_at``, 0 resolved to the
+        automatic count); 0 when the tracks built ahead are not enabled."""
+        return int(self._impl.ahead_refill_at)
+
+    def ahead_statistics(self, stream=None) -> dict:
+        """What the tracks built ahead did since :meth:`enable_ahead`, as ints:
+        ``{"served": ..., "missed": ..., "refilled": ...}``: regenerated envs whose track was
+        copied from their slot, regenerated envs whose slot did not hold the episode they were
+        rebuilt at (built as without slots: an env that ended again before its slot's refill, or
+        an ``advance=False`` rebuild of an env whose slot holds its next episode), and slots
+        refilled by masked regenerates. Zeros when not enabled. Replayed graphs count too.
+        Synchronises the stream. Raises CaptureError on a capturing stream."""
+        return {k: int(v) for k, v in self._impl.ahead_statistics(_stream_arg(stream)).items()}
 
     # ---- outputs ------------------------------------------------------------------------------
 
