@@ -155,7 +155,9 @@ class generator {
   /// and its slot turns stale; stale slots are refilled in the launch of a later masked
   /// regeneration (ahead_options::refill_at), beside the envs it serves. A whole-batch generate
   /// fills every slot again. The tracks, progress resets and statuses are those of the same calls
-  /// without slots, bit for bit; what changes is when the building happens.
+  /// without slots, bit for bit (every sample, the track's gates and the per-env fields; the
+  /// gate entries past num_gates are unused and hold leftovers either way); what changes is
+  /// when the building happens.
   ///
   /// Recording: a masked generate then records two plain nodes (the listing, which also chooses
   /// the refills, and one kernel whose blocks return at once when there is no work), whatever

@@ -122,14 +122,18 @@ TRACK_GEN_HD void copy_track(const Ctx& ctx, const track_arrays& from, const tra
   const int groups = ctx.size() / lanes;
   const int group = ctx.rank() / lanes;
   const int lane = ctx.rank() % lanes;
+  // Gates: the track's own only (the entries past them are unused, and hold leftovers after a
+  // build as after a copy: of earlier episodes, or of rejected attempts with more gates).
+  const int used_gates = from.num_gates[e] < 0 ? 0 : (from.num_gates[e] > max_gates ? max_gates : from.num_gates[e]);
   int field = 0;
 #define TRACK_GEN_COPY_FIELD(name, type, ext, doc)                                                             \
   if (field++ % groups == group) {                                                                             \
     static_assert(sizeof(type) % 4 == 0, "Track fields are copied in 4-byte words.");                         \
     const std::size_t per = elements_per_env(extent::ext, num_samples, max_gates);                             \
+    const std::size_t copied = extent::ext == extent::gates ? static_cast<std::size_t>(used_gates) : per;      \
     copy_words<16>(reinterpret_cast<const std::uint32_t*>(from.name + static_cast<std::size_t>(e) * per),      \
                    reinterpret_cast<std::uint32_t*>(to.name + static_cast<std::size_t>(e) * per),              \
-                   static_cast<int>(per * (sizeof(type) / 4)), lane, lanes);                                   \
+                   static_cast<int>(copied * (sizeof(type) / 4)), lane, lanes);                                \
   }
   TRACK_GEN_TRACK_FIELDS(TRACK_GEN_COPY_FIELD)
 #undef TRACK_GEN_COPY_FIELD
