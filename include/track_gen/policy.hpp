@@ -180,7 +180,7 @@ struct ahead_options {
   /// Refill the stale slots (those a regeneration took) once at least this many are stale, all
   /// in the launch of a masked regeneration, beside the envs it serves; a regenerated env that
   /// finds its slot stale (it ended again before the refill) is built as without slots and makes
-  /// the same launch refill the others. In [1, num_envs], or 0: min(num_envs / 8, the wide
+  /// the same launch refill the others. In [1, num_envs], or 0: min(num_envs / 8, the 256-thread
   /// blocks that fit on the GPU at once), at least 1 (the host backend: 1).
   int refill_at = 0;
 };
@@ -188,7 +188,10 @@ struct ahead_options {
 /// What the tracks built ahead did since they were enabled (generator::ahead_counts).
 struct ahead_counts {
   unsigned long long served = 0;    ///< regenerated envs whose track was copied from their slot
-  unsigned long long missed = 0;    ///< regenerated envs whose slot was stale (built as without slots)
+  /// regenerated envs built as without slots: their slot did not hold the episode wanted (stale:
+  /// the env ended again before its refill; or a rebuild with advance = false of an env whose
+  /// slot holds its next episode, which leaves the slot ready)
+  unsigned long long missed = 0;
   unsigned long long refilled = 0;  ///< slots refilled by masked regenerations
 };
 

@@ -148,7 +148,7 @@ def test_enable_ahead_errors(device):
     for bad in (-1, E + 1, 2**40):
         with pytest.raises(ValueError, match=r"refill_at = %d" % bad):
             course.enable_ahead(refill_at=bad)
-    for bad in (2.0, True, "3"):
+    for bad in (2.0, True, "3", torch.tensor([2])):   # a one-element tensor is no int either
         with pytest.raises(TypeError, match="refill_at"):
             course.enable_ahead(refill_at=bad)
     assert not course.ahead_enabled and course.ahead_refill_at == 0
@@ -158,6 +158,8 @@ def test_enable_ahead_errors(device):
         course.enable_ahead()
     with pytest.raises(RuntimeError, match="already enabled"):
         course.enable_ahead(refill_at=E)
+    with pytest.raises(RuntimeError, match="already enabled"):   # before the range, as in C++
+        course.enable_ahead(refill_at=-5)
     assert course.ahead_enabled
 
 

@@ -199,10 +199,14 @@ def _int_arg(fn: str, name: str, value) -> int:
     library never truncates a count, as ``range`` and ``torch.zeros`` do not; bools too."""
     if isinstance(value, bool) or "bool" in str(getattr(value, "dtype", "")):
         raise TypeError(f"track_gen: {fn}: {name} must be an int, got the bool {value!r}")
+    if getattr(value, "ndim", 0) != 0:  # a one-element tensor or array has __index__ too
+        raise TypeError(f"track_gen: {fn}: {name} must be an int or a 0-d integer tensor, got a "
+                        f"{type(value).__name__} of shape {tuple(value.shape)}")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"track_gen: {fn}: {name} must be an int (a float is not truncated), "
+        why = " (a float is not truncated)" if isinstance(value, numbers.Real) else ""
+        raise TypeError(f"track_gen: {fn}: {name} must be an int{why}, "
                         f"got {type(value).__name__} {value!r}") from None
 
 
@@ -774,8 +778,8 @@ class Course:
             track_gen.exec.errors.CaptureError: the stream is capturing (this allocates).
         """
         r = _int_arg("enable_ahead", "refill_at", refill_at)
-        if not _INT32[0] <= r <= _INT32[1]:   # out of C++ int's range: the C++ check's message
-            raise ValueError(f"track_gen: enable_ahead: ahead_options.refill_at = {r}, expected 0 (automatic) "
+        if not self.ahead_enabled and not 0 <= r <= self.num_envs:  # "already enabled" first, as in C++
+            raise ValueError(f"track_gen: enable_ahead: refill_at = {r}, expected 0 (automatic) "
                              f"or a count in [1, num_envs = {self.num_envs}]")
         self._impl.enable_ahead(r, _stream_arg(stream))
 

@@ -87,14 +87,14 @@ struct ahead_model {
     }
     const std::uint32_t step = c.advance ? 1u : 0u;
     std::vector<char> selected(static_cast<std::size_t>(n), 0);
-    bool miss = false;
+    bool listed_stale = false;  // a selected env whose slot is not its next episode's
     for (int e : c.envs) {
       selected[static_cast<std::size_t>(e)] = 1;
-      miss = miss || slot[e] != live[e] + step;
+      listed_stale = listed_stale || slot[e] != live[e] + 1u;
     }
     const int stale = static_cast<int>(appending.size());
     std::vector<int> refill;
-    if (stale > 0 && (stale >= refill_at || miss)) {
+    if (stale > 0 && (stale >= refill_at || listed_stale)) {
       refill.swap(appending);
     }
     for (int e : c.envs) {
@@ -210,6 +210,9 @@ TEST_CASE_TEMPLATE_DEFINE("enable_ahead: invalid options and a second call are r
   CHECK(c.ahead_refill_at() >= 1);
   CHECK(c.ahead_refill_at() <= 6);
   CHECK_THROWS_WITH_AS(c.enable_ahead(tg::ahead_options{}, stream.get()), doctest::Contains("already enabled"),
+                       std::logic_error);
+  // Already enabled comes first, whatever the options.
+  CHECK_THROWS_WITH_AS(c.enable_ahead(tg::ahead_options{99}, stream.get()), doctest::Contains("already enabled"),
                        std::logic_error);
 }
 

@@ -338,7 +338,6 @@ struct cuda_ops {
     c.ahead_refill_at = a.ahead.refill_at;
     c.live_episode = a.tracks.episode;
     c.slot_episode = a.ahead.tracks.episode;
-    c.advance = a.advance;
     (void)setup;
     (void)capturing;
     list_envs(sel, a.mask, a.params.num_envs, c, stream.get());

@@ -65,17 +65,33 @@ TRACK_GEN_HD inline void ahead_count(unsigned long long* p) {
 }
 
 /// The listing's choice (one thread, once per masked call, before the call's work): refill the
-/// stale slots when at least `refill_at` are stale, or any when a listed env `missed` its slot;
-/// if so, the halves of the stale list swap. Returns how many slots this call refills.
-TRACK_GEN_HD inline int ahead_choose_refill(int* counters, int refill_at, bool missed) {
+/// stale slots when at least `refill_at` are stale, or any when a listed env's own slot is
+/// stale (`listed_stale`: it ended again before its refill); if so, the halves of the stale
+/// list swap. Returns how many slots this call refills.
+TRACK_GEN_HD inline int ahead_choose_refill(int* counters, int refill_at, bool listed_stale) {
   const int stale = counters[ahead_stale_count];
-  const bool refill = stale > 0 && (stale >= refill_at || missed);
+  const bool refill = stale > 0 && (stale >= refill_at || listed_stale);
   counters[ahead_refill_count] = refill ? stale : 0;
   if (refill) {
     counters[ahead_side] = 1 - counters[ahead_side];
     counters[ahead_stale_count] = 0;
   }
   return refill ? stale : 0;
+}
+
+/// Whether env e's slot is stale: it does not hold the env's next episode.
+TRACK_GEN_HD inline bool ahead_stale(const ahead_state& s, const track_arrays& live, int e) {
+  return s.tracks.episode[e] != live.episode[e] + 1u;
+}
+
+/// Whether env e is in list[0, count), sorted ascending (the listing keeps env order).
+TRACK_GEN_HD inline bool listed_env(const int* list, int count, int e) {
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (list[mid] < e) lo = mid + 1; else hi = mid;
+  }
+  return lo < count && list[lo] == e;
 }
 
 /// Appends env e to the stale half (one thread of the block calls it).

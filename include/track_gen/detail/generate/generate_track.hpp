@@ -260,21 +260,24 @@ TRACK_GEN_HD bool serve_from_ahead(Ctx& ctx, const generate_args<Hook>& a, int e
   return true;
 }
 
-/// For env_work::refill: an env selected by this call is left stale and listed again (its
-/// serve writes the live episode that the refill would read); returns whether it was.
+/// For env_work::refill of an env that this call also `selected`: its slot is left stale and
+/// listed again (its serve reads the slot and writes the live episode that the refill would
+/// read); returns whether it was. `selected` comes from the listing, not from the mask, which
+/// may alias memory that the serve changes (a progress array).
 template <class Ctx, class Hook>
-TRACK_GEN_HD bool refill_deferred(const Ctx& ctx, const generate_args<Hook>& a, int e) {
-  if (!a.mask[e]) return false;
+TRACK_GEN_HD bool refill_deferred(const Ctx& ctx, const generate_args<Hook>& a, int e, bool selected) {
+  if (!selected) return false;
   if (ctx.rank() == 0) ahead_mark_stale(a.ahead, e);
   return true;
 }
 
-/// Env e's share of a masked regeneration (`work`), with one build at most. Every thread of the
-/// block calls it.
+/// Env e's share of a masked regeneration (`work`), with one build at most (`selected`: for
+/// env_work::refill, whether this call also serves env e). Every thread of the block calls it.
 template <class Pipeline, class Ctx, class Hook>
-TRACK_GEN_HD void work_on_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e, env_work work) {
+TRACK_GEN_HD void work_on_env(Ctx& ctx, workspace& ws, const generate_args<Hook>& a, int e, env_work work,
+                              bool selected = false) {
   if (work == env_work::serve && serve_from_ahead(ctx, a, e)) return;
-  if (work == env_work::refill && refill_deferred(ctx, a, e)) return;
+  if (work == env_work::refill && refill_deferred(ctx, a, e, selected)) return;
   if (work == env_work::refill && ctx.rank() == 0) ahead_count(a.ahead.tallies + ahead_refilled);
   generate_env<Pipeline, true>(ctx, ws, a, e, work == env_work::refill || work == env_work::ahead);
 }

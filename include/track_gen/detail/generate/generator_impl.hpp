@@ -141,17 +141,18 @@ template <class Pipeline, class Policy, class OnRebuilt>
 void generator<Pipeline, Policy, OnRebuilt>::enable_ahead(const ahead_options& options, stream_type stream) {
   require_alive();
   const int num_envs = inputs_.params.num_envs;
-  if (options.refill_at < 0 || options.refill_at > num_envs)
-    throw std::invalid_argument("track_gen: enable_ahead: ahead_options.refill_at = " + std::to_string(options.refill_at) +
-                                ", expected 0 (automatic) or a count in [1, num_envs = " + std::to_string(num_envs) + "]");
+  if (ahead_enabled()) throw std::logic_error("track_gen: enable_ahead: the tracks built ahead are already enabled");
   if (Pipeline::has_grid)
     throw std::invalid_argument(
-        "track_gen: enable_ahead: this pipeline has a grid-scope stage, whose tracks a later launch finishes; tracks "
-        "built ahead need a pipeline without one");
+        "track_gen: enable_ahead: this pipeline has a grid-scope stage, whose tracks a later launch finishes (even "
+        "when its parameters turn the stage off); tracks built ahead need a pipeline without one, e.g. "
+        "presets::track_pipeline");
   if (std::is_same_v<typename Policy::ownership_policy, ownership::borrowed>)
     throw std::logic_error("track_gen: enable_ahead: ownership::borrowed; the tracks built ahead need memory that the "
                            "library allocates (use ownership::owning or anchored)");
-  if (ahead_enabled()) throw std::logic_error("track_gen: enable_ahead: the tracks built ahead are already enabled");
+  if (options.refill_at < 0 || options.refill_at > num_envs)
+    throw std::invalid_argument("track_gen: enable_ahead: ahead_options.refill_at = " + std::to_string(options.refill_at) +
+                                ", expected 0 (automatic) or a count in [1, num_envs = " + std::to_string(num_envs) + "]");
   ops::require_not_capturing(stream, "enable_ahead");
   typename ops::mode_guard guard(recording_.capture_mode);
   if constexpr (!Pipeline::has_grid) {  // refused above; the kernels exist for the others only

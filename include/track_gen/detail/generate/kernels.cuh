@@ -14,7 +14,8 @@ namespace track_gen::detail {
 /// `Ahead`: the block works on env e as `work` says (work_on_env: tracks built ahead);
 /// otherwise it builds it.
 template <class Pipeline, int BlockThreads, bool Finish, class Hook, int ScanThreads = BlockThreads, bool Ahead = false>
-__device__ void generate_block(const generate_args<Hook>& args, int e, env_work work = env_work::build) {
+__device__ void generate_block(const generate_args<Hook>& args, int e, env_work work = env_work::build,
+                               bool selected = false) {
   using context = cuda_block_context<BlockThreads, ScanThreads>;
   __shared__ typename context::TempStorage temp;
   extern __shared__ __align__(16) unsigned char scratch[];
@@ -24,7 +25,7 @@ __device__ void generate_block(const generate_args<Hook>& args, int e, env_work 
   if constexpr (Finish) {
     finish_grid_env<Pipeline>(ctx, ws, args, e);
   } else if constexpr (Ahead) {
-    work_on_env<Pipeline>(ctx, ws, args, e, work);
+    work_on_env<Pipeline>(ctx, ws, args, e, work, selected);
   } else {
     (void)work;
     generate_env<Pipeline>(ctx, ws, args, e);
@@ -113,7 +114,9 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Block
     const bool listed = i < served;
     const env_work work = fill ? env_work::ahead : (listed ? env_work::serve : env_work::refill);
     const int e = fill ? i : (listed ? list[i] : args.ahead.refilling(args.ahead.counters[ahead_side])[i - served]);
-    generate_block<Pipeline, BlockThreads, false, Hook, ScanThreads, true>(args, e, work);
+    // A refilled env that this call also serves: from the list (sorted), not from the mask.
+    const bool selected = work == env_work::refill && listed_env(list, served, e);
+    generate_block<Pipeline, BlockThreads, false, Hook, ScanThreads, true>(args, e, work, selected);
   });
 }
 

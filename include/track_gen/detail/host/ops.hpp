@@ -110,25 +110,26 @@ struct host_ops {
   }
 
   /// A masked generation with tracks built ahead: the work of the CUDA backend's
-  /// generate_ahead_kernel, in order: the selected envs served from their slots, then the stale
-  /// slots that the listing chose refilled.
+  /// generate_ahead_kernel, in order: the stale slots that the listing chose refilled (first,
+  /// so that the mask is read before any serve resets progress that it may alias), then the
+  /// selected envs served from their slots.
   template <class Pipeline, class Tuning, class Hook>
   static void generate_masked_ahead(const generate_args<Hook>& a, unsigned char* scratch, const env_selection&,
                                     unsigned, const launch_setup&, bool, stream_type) {
     const host_block_context ctx;
     ++*a.launch_count;
-    bool missed = false;
-    for (int e = 0; e < a.params.num_envs; ++e) missed = missed || (a.mask[e] && !ahead_holds(a.ahead, a.tracks, e, a.advance));
-    const int refills = ahead_choose_refill(a.ahead.counters, a.ahead.refill_at, missed);
+    bool listed_stale = false;
+    for (int e = 0; e < a.params.num_envs; ++e) listed_stale = listed_stale || (a.mask[e] && ahead_stale(a.ahead, a.tracks, e));
+    const int refills = ahead_choose_refill(a.ahead.counters, a.ahead.refill_at, listed_stale);
     const int* refill = a.ahead.refilling(a.ahead.counters[ahead_side]);
-    const auto work = [&](int e, env_work w) {
+    const auto work = [&](int e, env_work w, bool selected) {
       workspace ws;
       ws.bind_scratch(scratch, a.layout);
-      work_on_env<Pipeline>(ctx, ws, a, e, w);
+      work_on_env<Pipeline>(ctx, ws, a, e, w, selected);
     };
+    for (int i = 0; i < refills; ++i) work(refill[i], env_work::refill, a.mask[refill[i]]);
     for (int e = 0; e < a.params.num_envs; ++e)
-      if (a.mask[e]) work(e, env_work::serve);
-    for (int i = 0; i < refills; ++i) work(refill[i], env_work::refill);
+      if (a.mask[e]) work(e, env_work::serve, false);
   }
 
   // Progress.

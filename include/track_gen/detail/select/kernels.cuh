@@ -29,29 +29,28 @@ struct list_condition {
   int* ahead_counters = nullptr;  ///< ahead_state::counters; null: nothing built ahead
   int ahead_refill_at = 0;        ///< ahead_state::refill_at
   const std::uint32_t* live_episode = nullptr;  ///< the batch's episodes (a listed env whose slot
-  const std::uint32_t* slot_episode = nullptr;  ///< misses its wanted episode makes a refill now)
-  bool advance = false;
+  const std::uint32_t* slot_episode = nullptr;  ///< is stale makes this call refill)
 };
 
 /// Value of a SWITCH node that runs no branch (at least the number of branches).
 inline constexpr unsigned list_switch_none = 2u;
 
 /// After the count: with tracks built ahead, decides whether this call refills the stale slots
-/// (at least refill_at of them, or any when a listed env `missed` its slot) and swaps the
+/// (at least refill_at of them, or any when a listed env's own slot is `stale`) and swaps the
 /// halves of the stale list if so; zeroes the list kernels' work counter and sets the
 /// conditional node's value from the work items (listed envs + refilled slots). One thread
 /// calls it.
-__device__ inline void finish_list(int count, bool missed, int* next, const list_condition& c) {
+__device__ inline void finish_list(int count, bool stale, int* next, const list_condition& c) {
   *next = 0;
-  const int items = count + (c.ahead_counters != nullptr ? ahead_choose_refill(c.ahead_counters, c.ahead_refill_at, missed) : 0);
+  const int items = count + (c.ahead_counters != nullptr ? ahead_choose_refill(c.ahead_counters, c.ahead_refill_at, stale) : 0);
   if (c.node == list_node::switch_node)
     cudaGraphSetConditional(c.handle, items == 0 ? list_switch_none : (items <= c.wide_limit ? 0u : 1u));
   else if (c.node == list_node::if_node)
     cudaGraphSetConditional(c.handle, items > 0 ? 1u : 0u);
 }
 
-/// One thread, after cub::DeviceSelect::Flagged: finish_list (misses are not looked for here:
-/// the stale slots wait for refill_at).
+/// One thread, after cub::DeviceSelect::Flagged: finish_list (listed stale slots are not looked
+/// for here: they wait for refill_at).
 template <int Unused = 0>
 __global__ void list_ready_kernel(const int* count, int* next, list_condition condition) {
   finish_list(*count, false, next, condition);
@@ -75,8 +74,7 @@ __global__ void __launch_bounds__(Threads)
   using scan_t = cub::BlockScan<int, Threads, select_small_scan>;
   __shared__ typename scan_t::TempStorage temp;
   int listed = 0;
-  bool missed = false;
-  const std::uint32_t step = condition.advance ? 1u : 0u;
+  bool stale = false;
   for (int base = 0; base < num_envs; base += Threads * Items) {
     const int first = base + static_cast<int>(threadIdx.x) * Items;
     int flag[Items];
@@ -86,7 +84,7 @@ __global__ void __launch_bounds__(Threads)
     if (condition.slot_episode != nullptr) {
 #pragma unroll
       for (int k = 0; k < Items; ++k)
-        if (flag[k] != 0) missed = missed || condition.slot_episode[first + k] != condition.live_episode[first + k] + step;
+        if (flag[k] != 0) stale = stale || condition.slot_episode[first + k] != condition.live_episode[first + k] + 1u;
     }
     int tile_total = 0;
     scan_t(temp).ExclusiveSum(flag, offset, tile_total);
@@ -96,10 +94,10 @@ __global__ void __launch_bounds__(Threads)
     listed += tile_total;
     __syncthreads();  // the scan's storage is reused by the next tile
   }
-  if (condition.slot_episode != nullptr) missed = __syncthreads_or(missed ? 1 : 0) != 0;  // uniform
+  if (condition.slot_episode != nullptr) stale = __syncthreads_or(stale ? 1 : 0) != 0;  // uniform
   if (threadIdx.x == 0) {
     *count = listed;
-    finish_list(listed, missed, next, condition);
+    finish_list(listed, stale, next, condition);
   }
 }
 
