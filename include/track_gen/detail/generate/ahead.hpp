@@ -79,11 +79,6 @@ TRACK_GEN_HD inline int ahead_choose_refill(int* counters, int refill_at, bool l
   return refill ? stale : 0;
 }
 
-/// Whether env e's slot is stale: it does not hold the env's next episode.
-TRACK_GEN_HD inline bool ahead_stale(const ahead_state& s, const track_arrays& live, int e) {
-  return s.tracks.episode[e] != live.episode[e] + 1u;
-}
-
 /// Whether env e is in list[0, count), sorted ascending (the listing keeps env order).
 TRACK_GEN_HD inline bool listed_env(const int* list, int count, int e) {
   int lo = 0, hi = count;
@@ -104,6 +99,11 @@ TRACK_GEN_HD inline void ahead_mark_stale(const ahead_state& s, int e) {
 /// that the env would be built at. Every thread of the block reads the same values.
 TRACK_GEN_HD inline bool ahead_holds(const ahead_state& s, const track_arrays& live, int e, bool advance) {
   return s.tracks.episode[e] == live.episode[e] + (advance ? 1u : 0u);
+}
+
+/// Whether env e's slot is stale: it does not hold the env's next episode.
+TRACK_GEN_HD inline bool ahead_stale(const ahead_state& s, const track_arrays& live, int e) {
+  return !ahead_holds(s, live, e, true);
 }
 
 /// Copies `words` 4-byte words, the lanes of one group taking every `lanes`-th word: each lane

@@ -231,7 +231,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
   }
 }
 
-/// What a block does with the env of a masked regeneration's work item (generate_list_kernel).
+/// What a block does with the env of a work item of generate_ahead_kernel (the host backend: its loop).
 enum class env_work : int {
   build,   ///< build the env's track (no tracks built ahead)
   serve,   ///< copy the env's track from its slot when the slot holds it, else build it

@@ -19,12 +19,11 @@ enum class list_node { none, if_node, switch_node };
 /// it, no branch when nothing was selected; under an IF node, the body when count > 0. With no
 /// node (an eager call or skip::unconditional) both launch shapes run and each returns unless
 /// the count is its own.
-/// With tracks built ahead (generator::enable_ahead), the list kernels also refill the stale
-/// slots that the listing chooses: the count that picks the launch shape is the listed envs
-/// plus those slots.
+/// With tracks built ahead (generator::enable_ahead), the listing also chooses the stale slots
+/// that the call refills (generate_ahead_kernel runs as a plain node, no conditional node).
 struct list_condition {
   cudaGraphConditionalHandle handle;
-  int wide_limit;  ///< most work items the wide blocks take (their grid); 0: one launch shape only
+  int wide_limit;  ///< most envs the wide blocks take (their grid); 0: one launch shape only
   list_node node;
   int* ahead_counters = nullptr;  ///< ahead_state::counters; null: nothing built ahead
   int ahead_refill_at = 0;        ///< ahead_state::refill_at
