@@ -167,12 +167,17 @@ struct cuda_ops {
   /// it fits.
   template <class Pipeline, int Threads, class Hook, int ScanThreads = Threads>
   static unsigned resident_list_blocks(std::size_t scratch_bytes, int num_envs) {
+    return resident_blocks(generate_list_kernel<Pipeline, Threads, Hook, ScanThreads>, Threads, scratch_bytes, num_envs);
+  }
+  /// Blocks of `kernel` (`threads` a block, `scratch_bytes` of dynamic shared memory) that fit on
+  /// the GPU at once, at most `num_envs`; 0 when not one block fits.
+  template <class Kernel>
+  static unsigned resident_blocks(Kernel kernel, int threads, std::size_t scratch_bytes, int num_envs) {
     int device = 0, sms = 0, per_sm = 0;
     throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
     throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                         "cudaDeviceGetAttribute(MultiProcessorCount)");
-    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_list_kernel<Pipeline, Threads, Hook, ScanThreads>,
-                                                                      Threads, scratch_bytes),
+    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, scratch_bytes),
                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generation kernel)");
     if (per_sm <= 0) return 0u;
     const long long blocks = static_cast<long long>(per_sm) * std::max(sms, 1);
@@ -297,19 +302,12 @@ struct cuda_ops {
   template <class Pipeline, class Tuning, class Hook>
   static unsigned prepare_ahead(std::size_t scratch_bytes, int num_envs) {
     constexpr int threads = ahead_threads<Pipeline, Tuning>;
-    if (!prepare_generation(generate_ahead_kernel<Pipeline, ahead_threads<Pipeline, Tuning>, Hook, generate_threads<Pipeline, Tuning>>, scratch_bytes, false))
+    const auto kernel = generate_ahead_kernel<Pipeline, threads, Hook, generate_threads<Pipeline, Tuning>>;
+    if (!prepare_generation(kernel, scratch_bytes, false))
       throw std::invalid_argument("track_gen: enable_ahead: a " + std::to_string(threads) +
                                   "-thread block does not fit beside one track's scratch (" + std::to_string(scratch_bytes) +
                                   " bytes of shared memory): lower track_params.num_samples or the control points");
-    int device = 0, sms = 0, per_sm = 0;
-    throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
-    throw_on_cuda_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                        "cudaDeviceGetAttribute(MultiProcessorCount)");
-    throw_on_cuda_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generate_ahead_kernel<Pipeline, ahead_threads<Pipeline, Tuning>, Hook, generate_threads<Pipeline, Tuning>>, threads,
-                                                                      scratch_bytes),
-                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor (generate_ahead_kernel)");
-    const long long blocks = static_cast<long long>(std::max(per_sm, 1)) * std::max(sms, 1);
-    return static_cast<unsigned>(std::max(1LL, std::min<long long>(blocks, num_envs)));
+    return std::max(1u, resident_blocks(kernel, threads, scratch_bytes, num_envs));
   }
 
   /// Fills every env's slot of the tracks built ahead with its next episode's track and empties
@@ -319,8 +317,9 @@ struct cuda_ops {
     constexpr int threads = ahead_threads<Pipeline, Tuning>;
     throw_on_cuda_error(cudaMemsetAsync(a.ahead.counters, 0, ahead_fill_count * sizeof(int), stream.get()),
                         "cudaMemsetAsync (stale lists of the tracks built ahead)");
-    generate_ahead_kernel<Pipeline, ahead_threads<Pipeline, Tuning>, Hook, generate_threads<Pipeline, Tuning>><<<blocks, threads, a.layout.bytes, stream.get()>>>(
-        a, nullptr, a.ahead.counters + ahead_fill_count, a.ahead.counters + ahead_fill_next);
+    generate_ahead_kernel<Pipeline, threads, Hook, generate_threads<Pipeline, Tuning>>
+        <<<blocks, threads, a.layout.bytes, stream.get()>>>(a, nullptr, a.ahead.counters + ahead_fill_count,
+                                                           a.ahead.counters + ahead_fill_next);
     throw_on_cuda_error(cudaGetLastError(), "launching the generation kernel (filling the tracks built ahead)");
   }
 
