@@ -24,8 +24,8 @@ def bits(t: torch.Tensor) -> torch.Tensor:
 
 def assert_same(a: Course, b: Course, what: str) -> None:
     """Every progress and track tensor of two courses, bit for bit; of the per-gate fields, the
-    gates in use (slots >= num_gates[e] are unused, never written by a build: a copy from a slot
-    writes them, as the C++ tests' same_env leaves them out)."""
+    gates in use (slots >= num_gates[e] are unused and hold leftovers of earlier episodes or of
+    rejected attempts, after a build as after a copy; the C++ tests' same_env leaves them out)."""
     for name in track_gen.course.Progress._fields:
         x, y = getattr(a.progress, name), getattr(b.progress, name)
         assert torch.equal(bits(x), bits(y)), f"{what}: progress.{name} differs"
