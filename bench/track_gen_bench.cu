@@ -143,29 +143,34 @@ __global__ void gate_frame_drones_kernel(const tg::course_ref view, float3* cent
 /// Bytes that one env's step must read and write on the usual path (the agent is still on the
 /// segment of its last projection, no gate or lap event), each byte counted once
 /// (course_ref::step and track_ref::project):
-///   read : position 12 | progress: flags 4, hint 4, last position 12, next gate 4, gates passed 4
-///          | track: length 4, gate count 4 | the local search: segments hint - 1, hint, hint + 1
-///          (the downhill walk stops at once), i.e. 4 samples of 12 | around the nearest point:
-///          tangents 2 x 12, normals 2 x 12, half-widths 2 x 4 | next gate: centre 12, normal 12
-///          (its half-width is read only when the plane is crossed)
-///   write: next gate 4, gates passed 4, lap progress 4, lateral 4, hint 4, last position 12, flags 4,
-///          the gate events checkpoint_passed 4, wrong_checkpoint 4 (the wrong-checkpoint scan
-///          tests no gate on this path: none lies within a segment of the agent)
-/// = 164 + 56 = 220 bytes; each segment the agent moved since its last step adds one sample (12).
-/// The track's status word, the gate's arc length and the lap count are not needed on this path.
+///   read : position 12 | progress: flags 4, hint 4, last position 12, next gate 4, lap progress 4
+///          | the held next gate: index 4, centre 12, normal 12 | track: length 4, gate count 4
+///          | the local search: segments hint - 1, hint, hint + 1 (the downhill walk stops at
+///          once), i.e. 4 samples of 12, which are also the neighbours that the two frames around
+///          the nearest point are computed from | half-widths of the segment's 2 samples, 2 x 8
+///          (the gate's half-width is read only when its plane is crossed)
+///   write: lap progress 4, lateral 4, hint 4, last position 12, flags 4, the gate events
+///          checkpoint_passed 4, wrong_checkpoint 4 (next gate, gates passed and the held gate
+///          change only when a gate is passed; the wrong-checkpoint scan tests no gate on this
+///          path: none lies within a segment of the agent)
+/// = 140 + 36 = 176 bytes; each segment the agent moved since its last step adds one sample (12).
+/// The track's status word, the gates' arrays and the lap count are not needed on this path.
 std::size_t step_bytes_per_env() {
-  const std::size_t per_env_arrays = 12 + 28 + 8 + 44;  // coalesced [E] arrays: position, progress, header, writes
-  const std::size_t gathered = 4 * 12 + 2 * 12 + 2 * 12 + 2 * 4 + 12 + 12;
+  const std::size_t per_env_arrays = 12 + 28 + 28 + 8 + 36;  // coalesced [E] arrays: position, progress, held gate, header, writes
+  const std::size_t gathered = 4 * 12 + 2 * 8;
   return per_env_arrays + gathered;
 }
 
+/// The number of gathered runs of contiguous bytes in step_bytes_per_env: the search samples and
+/// the half-width pair.
+constexpr std::size_t step_gathered_runs = 2;
+
 /// The same traffic in whole 32-byte DRAM sectors, an estimate: the [E] arrays are read and
-/// written coalesced (their bytes as they are), while each of the 6 gathered runs of b
-/// contiguous bytes (search samples, tangent pair, normal pair, half-width pair, gate centre,
-/// gate normal) starts at a 4-byte-aligned offset uniform within a sector and so touches
-/// (b + 28) / 32 sectors on average: 28 bytes more per run. No reuse between steps is assumed
-/// (at E = 1M the tracks take about 12 GB, far beyond the 50 MB L2).
-std::size_t step_sector_bytes_per_env() { return step_bytes_per_env() + 6 * 28; }
+/// written coalesced (their bytes as they are), while each gathered run of b contiguous bytes
+/// starts at a 4-byte-aligned offset uniform within a sector and so touches (b + 28) / 32
+/// sectors on average: 28 bytes more per run. No reuse between steps is assumed (at E = 1M the
+/// tracks take about 12 GB, far beyond the 50 MB L2).
+std::size_t step_sector_bytes_per_env() { return step_bytes_per_env() + step_gathered_runs * 28; }
 
 /// Bytes one regenerated track writes: samples (position, tangent, normal 12 each, half-width
 /// and curvature 4 each) 44 N, gates (centre, normal 12 each, half-width, arc length 4 each)

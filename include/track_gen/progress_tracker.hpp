@@ -63,6 +63,14 @@ struct progress_state {
 namespace detail {
 using progress_layout = soa_layout<sizeof(progress_fields) / sizeof(progress_fields[0])>;
 
+/// No gate held for env e: its next step reads its next gate from the track (the track may
+/// be new since the copy was taken, with the same next gate index).
+TRACK_GEN_HD inline void forget_held_gate(const progress_arrays& pa, int e) {
+  pa.held_gate[e] = -1;
+  pa.held_gate_centre[e] = f3(0.0f, 0.0f, 0.0f);
+  pa.held_gate_normal[e] = f3(0.0f, 0.0f, 0.0f);
+}
+
 /// Progress state of env e at the start line: next gate 1 (0 when the track has one gate), G
 /// gates to the first lap (it counts at gate 0), nothing passed, no last position.
 TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int num_gates) {
@@ -77,6 +85,7 @@ TRACK_GEN_HD inline void reset_progress(const progress_arrays& pa, int e, int nu
   pa.flags[e] = 0u;
   pa.checkpoint_passed[e] = -1;
   pa.wrong_checkpoint[e] = -1;
+  forget_held_gate(pa, e);
 }
 
 /// What a generator does for an env whose track it has just rebuilt (before anything reads
@@ -233,6 +242,7 @@ class progress_tracker_ref {
     progress_.flags[e] = progress_flags::has_last;
     progress_.checkpoint_passed[e] = -1;
     progress_.wrong_checkpoint[e] = -1;
+    detail::forget_held_gate(progress_, e);
     return pose;
   }
 
@@ -339,6 +349,22 @@ class progress_tracker_ref {
       int next = first_next;
       int to_lap = 0;
       int passed = 0;
+      // The plane of the gate under test: the held copy when it is that gate's (one coalesced
+      // load of the progress arrays), else the track's (two scattered reads of DRAM); the
+      // half-width only once the plane is crossed. `loaded` is the gate in `centre`, `normal`.
+      const int held = gates_usable ? progress_.held_gate[e] : -1;
+      float3 centre = f3(0.0f, 0.0f, 0.0f), normal = centre;
+      int loaded = -1;
+      const auto load = [&](int g) {
+        const bool copy = g == held;
+        centre = copy ? progress_.held_gate_centre[e] : tr.arrays().gate_centre[g];
+        normal = copy ? progress_.held_gate_normal[e] : tr.arrays().gate_normal[g];
+        loaded = g;
+      };
+      const auto crosses = [&](int g, float3 from, float3 to) {
+        if (loaded != g) load(g);
+        return crosses_opening(centre, normal, [&] { return tr.arrays().gate_half_width[g]; }, from, to, gate_half_height_);
+      };
       // One gate (G = 1): the next gate is always gate 0, so crossing it backwards must be
       // undone before a forward crossing counts again (else wiggling over the line farms laps).
       // A backward crossing negates the countdown (pending); the next forward crossing restores
@@ -346,7 +372,7 @@ class progress_tracker_ref {
       bool undone = !gates_usable;
       if (gates_usable && num_gates == 1) {
         const int pending = progress_.gates_to_lap[e];
-        if (pending < 0 ? crosses_gate(tr.gate(0), a, p, gate_half_height_) : crosses_gate(tr.gate(0), p, a, gate_half_height_)) {
+        if (pending < 0 ? crosses(0, a, p) : crosses(0, p, a)) {
           progress_.gates_to_lap[e] = -pending;
           undone = true;
         }
@@ -354,7 +380,7 @@ class progress_tracker_ref {
       // Gates count only in order: test the next gate, then its successor, at most G times. A
       // lap counts when the countdown of gates to the lap ends (after a reset: at gate 0); the
       // countdown is read and written only on steps that pass a gate.
-      while (!undone && passed < num_gates && crosses_gate(tr.gate(next), a, p, gate_half_height_)) {
+      while (!undone && passed < num_gates && crosses(next, a, p)) {
         if (passed == 0) to_lap = progress_.gates_to_lap[e];
         flags |= progress_flags::gate_passed;
         if (to_lap <= 1) {
@@ -368,6 +394,13 @@ class progress_tracker_ref {
         ++passed;
       }
       if (passed > 0) passed_gate = next == 0 ? num_gates - 1 : next - 1;
+      // Hold the next gate for the steps to come (the loop has usually just read it).
+      if (gates_usable && held != next) {
+        if (loaded != next) load(next);
+        progress_.held_gate[e] = next;
+        progress_.held_gate_centre[e] = centre;
+        progress_.held_gate_normal[e] = normal;
+      }
       if (gates_usable && num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.lap_progress[e], pr, a, p, first_next, passed);
       if (passed > 0) {  // the usual step passes no gate and writes none of these
         progress_.next_gate[e] = next;

@@ -245,16 +245,25 @@ class track_ref {
 #endif
 
   /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search).
+  ///
+  /// The frames of the segment's two samples come from the four samples around it
+  /// (detail::frame_between, the formula stages::frames stores them with, so the same bits as
+  /// the stored tangent and normal of every track the library built) instead of from the
+  /// tangent and normal arrays: the search has just read those samples, where the two arrays
+  /// would be two more scattered reads of DRAM.
   TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
     using namespace detail;
-    const int k = best.segment;
-    const int next = k + 1 == num_samples_ ? 0 : k + 1;
+    const int n = num_samples_, k = best.segment;
+    const int next = k + 1 == n ? 0 : k + 1;
+    const float3 before = a_.position[k == 0 ? n - 1 : k - 1], here = a_.position[k], there = a_.position[next],
+                 after = a_.position[next + 1 == n ? 0 : next + 1];
+    const sample_frame f0 = frame_between(before, there), f1 = frame_between(here, after);
     projection r;
     r.segment = k;
     r.t = best.t;
-    r.point = lerp(a_.position[k], a_.position[next], best.t);
-    r.tangent = normalize_or(lerp(a_.tangent[k], a_.tangent[next], best.t), a_.tangent[k]);
-    const float3 left = normalize_or(lerp(a_.normal[k], a_.normal[next], best.t), a_.normal[k]);
+    r.point = lerp(here, there, best.t);
+    r.tangent = normalize_or(lerp(f0.tangent, f1.tangent, best.t), f0.tangent);
+    const float3 left = normalize_or(lerp(f0.left, f1.left, best.t), f0.left);
     r.lateral = dot(p - r.point, left);
     // Both sides come in one load per sample (interleaved: reading a second array cost the
     // step 23 % at 1M envs on the H200); then the point's side.
@@ -368,15 +377,27 @@ TRACK_GEN_HD inline gate_axes_t gate_axes(float3 normal) {
 /// Does the segment a -> b cross gate `g` forwards through its opening? Forward means from the
 /// negative to the non-negative side of the gate plane (normal = track tangent); the opening
 /// is |lateral| <= half_width along the horizontal left axis and |vertical| <= half_height.
-TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height) {
-  using namespace detail;
-  const float da = dot(a - g.centre, g.normal);
-  const float db = dot(b - g.centre, g.normal);
+TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height);
+
+namespace detail {
+/// crosses_gate for a gate given by its centre and unit normal, its half-width from
+/// `half_width()`, called only when the segment crosses the gate's plane forwards (so that a
+/// caller holding the gate's plane reads the half-width only then).
+template <class HalfWidth>
+TRACK_GEN_HD bool crosses_opening(float3 centre, float3 normal, const HalfWidth& half_width, float3 a, float3 b,
+                                  float half_height) {
+  const float da = dot(a - centre, normal);
+  const float db = dot(b - centre, normal);
   if (!(da < 0.0f && db >= 0.0f)) return false;
   const float3 x = lerp(a, b, da / (da - db));
-  const gate_axes_t axes = gate_axes(g.normal);
-  const float3 r = x - g.centre;
-  return std::fabs(dot(r, axes.left)) <= g.half_width && std::fabs(dot(r, axes.up)) <= half_height;
+  const gate_axes_t axes = gate_axes(normal);
+  const float3 r = x - centre;
+  return std::fabs(dot(r, axes.left)) <= half_width() && std::fabs(dot(r, axes.up)) <= half_height;
+}
+}  // namespace detail
+
+TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height) {
+  return detail::crosses_opening(g.centre, g.normal, [&] { return g.half_width; }, a, b, half_height);
 }
 
 }  // namespace track_gen

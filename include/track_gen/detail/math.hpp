@@ -50,6 +50,18 @@ TRACK_GEN_HD inline float3 normalize_or(float3 a, float3 fallback) {
   const float n = length(a);
   return n > 1e-20f ? a * (1.0f / n) : fallback;
 }
+/// The frame of a centreline sample: unit tangent and horizontal unit left normal.
+struct sample_frame {
+  float3 tangent, left;
+};
+/// The frame of the sample between `before` and `after` (its neighbours along the centreline):
+/// the tangent by central difference, the left normal level, 90 degrees counter-clockwise of
+/// it. stages::frames stores it per sample, and track_ref::projection_at recomputes it from the
+/// samples instead of loading it: one formula, the same bits.
+TRACK_GEN_HD inline sample_frame frame_between(float3 before, float3 after) {
+  const float3 t = normalize_or(after - before, f3(1.0f, 0.0f, 0.0f));
+  return {t, normalize_or(f3(-t.y, t.x, 0.0f), f3(0.0f, 1.0f, 0.0f))};
+}
 /// Index `i` wrapped into [0, n) for any integer `i` (closed curves).
 TRACK_GEN_HD inline int wrap(int i, int n) {
   const int r = i % n;

@@ -101,16 +101,15 @@ struct frames {
       const float3 a = ws.position[k == 0 ? n - 1 : k - 1];
       const float3 b = ws.position[k];
       const float3 c = ws.position[k + 1 == n ? 0 : k + 1];
-      const float3 t = normalize_or(c - a, f3(1.0f, 0.0f, 0.0f));
-      const float3 left = normalize_or(f3(-t.y, t.x, 0.0f), f3(0.0f, 1.0f, 0.0f));
+      const sample_frame frame = frame_between(a, c);
       const float sides = length(b - a) * length(c - b) * length(c - a);
       const float3 turn = cross(b - a, c - b);
       const float kappa = sides > 0.0f ? 2.0f * length(turn) / sides : 0.0f;
       // Menger curvature falls to 0 at a reversal (a cusp, c == a): a turn of more than 90
       // degrees between two samples counts as unbounded curvature for validation.
       const bool cusp = dot(b - a, c - b) < 0.0f;
-      ws.out.tangent[k] = t;
-      ws.out.normal[k] = left;
+      ws.out.tangent[k] = frame.tangent;
+      ws.out.normal[k] = frame.left;
       // Signed: positive when the track turns left (counter-clockwise seen from above).
       ws.out.curvature[k] = turn.z < 0.0f ? -kappa : kappa;
       worst = max_f(worst, cusp ? 3.0e38f : kappa);
