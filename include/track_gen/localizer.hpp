@@ -69,8 +69,10 @@ TRACK_GEN_HD inline float wrap_arc_length(float s, float length) {
 /// The centreline point of `track` at arc length `s` [m] (any real: wrapped into [0, L) around
 /// the loop), linearly interpolated between the two samples around it; the arc length of sample
 /// k is the track's `arc_length` field (k L / N), and L for the loop's closing segment. The
-/// tangent and left normal are the samples' ones interpolated and renormalised. A non-finite s
-/// is taken as 0. O(1).
+/// tangent and left normal are the samples' ones interpolated and renormalised, the samples'
+/// frames computed from their neighbours as track_ref::projection_at does (the stored ones, bit
+/// for bit, read from the run of positions instead of two more arrays). A non-finite s is taken
+/// as 0. O(1).
 TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float s) {
   using namespace detail;
   const int n = track.num_samples();
@@ -92,9 +94,12 @@ TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float
   c.s = s;
   c.segment = k;
   c.t = t;
-  c.position = lerp(track.position(k), track.position(k1), t);
-  c.tangent = normalize_or(lerp(track.tangent(k), track.tangent(k1), t), track.tangent(k));
-  c.normal = normalize_or(lerp(track.normal(k), track.normal(k1), t), track.normal(k));
+  const float3 before = track.position(k == 0 ? n - 1 : k - 1), here = track.position(k), there = track.position(k1),
+               after = track.position(k1 + 1 == n ? 0 : k1 + 1);
+  const sample_frame f0 = frame_between(before, there), f1 = frame_between(here, after);
+  c.position = lerp(here, there, t);
+  c.tangent = normalize_or(lerp(f0.tangent, f1.tangent, t), f0.tangent);
+  c.normal = normalize_or(lerp(f0.left, f1.left, t), f0.left);
   c.yaw = yaw_of(c.tangent);
   return c;
 }

@@ -126,6 +126,53 @@ TEST_CASE_TEMPLATE_DEFINE("a projection equals one interpolated from the stored 
   CHECK(mismatches == 0);
 }
 
+/// centreline_at, and its tangent and normal interpolated from the stored arrays at the segment
+/// and fraction it found.
+struct centreline_pair {
+  tg::centreline_point point;
+  float3 stored_tangent, stored_normal;
+};
+struct arc_query {
+  int env;
+  float s;
+};
+struct centreline_with_arrays_fn {
+  TRACK_GEN_HD centreline_pair operator()(const tg::course_ref& v, const arc_query& q) const {
+    using namespace tg::detail;
+    const tg::track_ref t = v.track(q.env);
+    const tg::centreline_point c = tg::centreline_at(t, q.s);
+    const int k = c.segment, k1 = k + 1 == t.num_samples() ? 0 : k + 1;
+    return {c, normalize_or(lerp(t.tangent(k), t.tangent(k1), c.t), t.tangent(k)),
+            normalize_or(lerp(t.normal(k), t.normal(k1), c.t), t.normal(k))};
+  }
+};
+
+TEST_CASE_TEMPLATE_DEFINE("centreline_at's frame equals one interpolated from the stored arrays", Policy,
+                          centreline_from_arrays) {
+  const int envs = scaled(64, 16);
+  rig<Policy, tg::presets::elevated_track_pipeline> r(tg::presets::drone_track(envs), 1.0f);
+  const tg::track_snapshot t = r.tracks();
+  lcg rng{777};
+  std::vector<arc_query> queries;
+  for (int e = 0; e < envs; ++e) {
+    const float length = t.length[static_cast<std::size_t>(e)];
+    for (int i = 0; i < 40; ++i) queries.push_back({e, static_cast<float>((rng.next() * 1.2 - 0.1) * length)});
+    queries.push_back({e, 0.0f});
+    queries.push_back({e, std::nextafter(length, 0.0f)});  // on the closing segment
+  }
+  const std::vector<centreline_pair> out = map_on_backend(r, centreline_with_arrays_fn{}, queries);
+  int mismatches = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const bool same = same_bits(out[i].point.tangent, out[i].stored_tangent) &&
+                      same_bits(out[i].point.normal, out[i].stored_normal);
+    if (!same && ++mismatches <= 5) {
+      INFO("query " << i << " env " << queries[i].env << " s " << queries[i].s << " segment " << out[i].point.segment);
+      CHECK(same);
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
 /// Agents of a rig driven along their centrelines: env e's agent at sample `start[e] + v[e] i` at
 /// step i (v = 1 or 2 samples a step; gates every few samples are passed every few steps).
 template <class Policy>
