@@ -29,6 +29,15 @@ struct recomputed_frame_fn {
   }
 };
 
+/// The frame interpolated at fraction `t` of segment k from the stored tangent and normal arrays
+/// (what projection_at and centreline_at computed before they recomputed the samples' frames).
+TRACK_GEN_HD inline tg::detail::sample_frame stored_frame_at(const tg::track_ref& tr, int k, float t) {
+  using namespace tg::detail;
+  const int k1 = k + 1 == tr.num_samples() ? 0 : k + 1;
+  return {normalize_or(lerp(tr.tangent(k), tr.tangent(k1), t), tr.tangent(k)),
+          normalize_or(lerp(tr.normal(k), tr.normal(k1), t), tr.normal(k))};
+}
+
 /// A projection by track_ref::project, and its tangent and lateral offset interpolated from the
 /// stored tangent and normal arrays at the segment and fraction it found.
 struct projection_pair {
@@ -38,13 +47,11 @@ struct projection_pair {
 };
 struct project_with_arrays_fn {
   TRACK_GEN_HD projection_pair operator()(const tg::course_ref& v, const localize_query& q) const {
-    using namespace tg::detail;
     const tg::track_ref t = v.track(q.env);
     const tg::projection pr = t.project(q.p, q.hint, q.window);
-    const int k = pr.segment, k1 = k + 1 == t.num_samples() ? 0 : k + 1;
-    const float3 tangent = normalize_or(lerp(t.tangent(k), t.tangent(k1), pr.t), t.tangent(k));
-    const float3 left = normalize_or(lerp(t.normal(k), t.normal(k1), pr.t), t.normal(k));
-    return {pr, tangent, dot(q.p - pr.point, left)};
+    const tg::detail::sample_frame f = stored_frame_at(t, pr.segment, pr.t);
+    using namespace tg::detail;
+    return {pr, f.tangent, dot(q.p - pr.point, f.left)};
   }
 };
 
@@ -138,12 +145,9 @@ struct arc_query {
 };
 struct centreline_with_arrays_fn {
   TRACK_GEN_HD centreline_pair operator()(const tg::course_ref& v, const arc_query& q) const {
-    using namespace tg::detail;
-    const tg::track_ref t = v.track(q.env);
-    const tg::centreline_point c = tg::centreline_at(t, q.s);
-    const int k = c.segment, k1 = k + 1 == t.num_samples() ? 0 : k + 1;
-    return {c, normalize_or(lerp(t.tangent(k), t.tangent(k1), c.t), t.tangent(k)),
-            normalize_or(lerp(t.normal(k), t.normal(k1), c.t), t.normal(k))};
+    const tg::centreline_point c = tg::centreline_at(v.track(q.env), q.s);
+    const tg::detail::sample_frame f = stored_frame_at(v.track(q.env), c.segment, c.t);
+    return {c, f.tangent, f.left};
   }
 };
 
