@@ -47,7 +47,7 @@
   X(flags, std::uint32_t, env, "progress_flags bits")                                                              \
   X(checkpoint_passed, int, env, "gate passed in order by the last step (the last of them when several), -1 when none") \
   X(wrong_checkpoint, int, env, "a gate crossed by the last step, either way, other than the next gate and the gates it passed in order, -1 when none") \
-  X(held_gate, int, env, "the gate whose centre and normal the next two fields hold (the step's copy of its track's next gate, read in one coalesced load instead of two scattered ones); -1 after a reset or spawn; equal to next_gate after every step with a last position and a usable gate state") \
+  X(held_gate, int, env, "the gate whose centre and normal the next two fields hold (the step's copy of its track's next gate, read in one coalesced load instead of two scattered ones); -1 after a reset or spawn; equal to next_gate after every step that ran its gate tests (a last position before the step, a valid position, next_gate in [0, G))") \
   X(held_gate_centre, float3, env, "centre of gate held_gate, copied from the track [m]")                            \
   X(held_gate_normal, float3, env, "unit normal of gate held_gate, copied from the track")
 
