@@ -69,10 +69,9 @@ TRACK_GEN_HD inline float wrap_arc_length(float s, float length) {
 /// The centreline point of `track` at arc length `s` [m] (any real: wrapped into [0, L) around
 /// the loop), linearly interpolated between the two samples around it; the arc length of sample
 /// k is the track's `arc_length` field (k L / N), and L for the loop's closing segment. The
-/// tangent and left normal are the samples' ones interpolated and renormalised, the samples'
-/// frames computed from their neighbours as track_ref::projection_at does (the stored ones, bit
-/// for bit, read from the run of positions instead of two more arrays). A non-finite s is taken
-/// as 0. O(1).
+/// tangent and left normal are the samples' ones interpolated and renormalised
+/// (track_ref::frame_at: the samples' frames computed from their neighbours, the stored ones'
+/// bits). A non-finite s is taken as 0. O(1).
 TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float s) {
   using namespace detail;
   const int n = track.num_samples();
@@ -87,19 +86,16 @@ TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float
   } else if (k + 1 < n && track.arc_length(k + 1) <= s) {
     ++k;
   }
-  const int k1 = k + 1 == n ? 0 : k + 1;
   const float a0 = track.arc_length(k), a1 = k + 1 < n ? track.arc_length(k + 1) : length;
   const float t = a1 > a0 ? clamp_f((s - a0) / (a1 - a0), 0.0f, 1.0f) : 0.0f;
   centreline_point c;
   c.s = s;
   c.segment = k;
   c.t = t;
-  const float3 before = track.position(k == 0 ? n - 1 : k - 1), here = track.position(k), there = track.position(k1),
-               after = track.position(k1 + 1 == n ? 0 : k1 + 1);
-  const sample_frame f0 = frame_between(before, there), f1 = frame_between(here, after);
-  c.position = lerp(here, there, t);
-  c.tangent = normalize_or(lerp(f0.tangent, f1.tangent, t), f0.tangent);
-  c.normal = normalize_or(lerp(f0.left, f1.left, t), f0.left);
+  const segment_frame f = track.frame_at(k, t);
+  c.position = f.point;
+  c.tangent = f.tangent;
+  c.normal = f.left;
   c.yaw = yaw_of(c.tangent);
   return c;
 }

@@ -39,6 +39,13 @@ struct projection {
   bool full_search;   ///< the local search failed and the O(N) search was used
 };
 
+/// A point of a track's centreline polyline with its frame (track_ref::frame_at).
+struct segment_frame {
+  float3 point;    ///< the point [m]
+  float3 tangent;  ///< unit tangent
+  float3 left;     ///< unit left normal (level)
+};
+
 /// The nearest segment found so far by a search of a track's centreline.
 struct nearest_segment {
   int segment = 0;        ///< sample index k of the segment (samples k, k+1 mod N)
@@ -244,27 +251,35 @@ class track_ref {
   __device__ projection project_warp(float3 p, int hint, int window, float trust_margin, bool active) const;
 #endif
 
-  /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search).
-  ///
-  /// The frames of the segment's two samples come from the four samples around it
-  /// (detail::frame_between, the formula stages::frames stores them with, so the same bits as
-  /// the stored tangent and normal of every track the library built) instead of from the
-  /// tangent and normal arrays: the search has just read those samples, where the two arrays
-  /// would be two more scattered reads of DRAM.
-  TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
+  /// The point at fraction `t` in [0, 1] of segment k in [0, N) (samples k and k + 1 mod N),
+  /// with the tangent and left normal of its two samples interpolated and renormalised. The
+  /// samples' frames come from the four samples around the segment (detail::frame_between, the
+  /// formula stages::frames stores them with: the bits of the stored tangent and normal of every
+  /// track the library built) instead of from the tangent and normal arrays: a search has just
+  /// read those samples, where the two arrays would be two more scattered reads of DRAM.
+  TRACK_GEN_HD segment_frame frame_at(int k, float t) const {
     using namespace detail;
-    const int n = num_samples_, k = best.segment;
-    const int next = k + 1 == n ? 0 : k + 1;
+    const int n = num_samples_, next = k + 1 == n ? 0 : k + 1;
     const float3 before = a_.position[k == 0 ? n - 1 : k - 1], here = a_.position[k], there = a_.position[next],
                  after = a_.position[next + 1 == n ? 0 : next + 1];
     const sample_frame f0 = frame_between(before, there), f1 = frame_between(here, after);
+    return {lerp(here, there, t), normalize_or(lerp(f0.tangent, f1.tangent, t), f0.tangent),
+            normalize_or(lerp(f0.left, f1.left, t), f0.left)};
+  }
+
+  /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search);
+  /// its point, tangent and left normal are frame_at's.
+  TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
+    using namespace detail;
+    const int k = best.segment;
+    const int next = k + 1 == num_samples_ ? 0 : k + 1;
+    const segment_frame f = frame_at(k, best.t);
     projection r;
     r.segment = k;
     r.t = best.t;
-    r.point = lerp(here, there, best.t);
-    r.tangent = normalize_or(lerp(f0.tangent, f1.tangent, best.t), f0.tangent);
-    const float3 left = normalize_or(lerp(f0.left, f1.left, best.t), f0.left);
-    r.lateral = dot(p - r.point, left);
+    r.point = f.point;
+    r.tangent = f.tangent;
+    r.lateral = dot(p - r.point, f.left);
     // Both sides come in one load per sample (interleaved: reading a second array cost the
     // step 23 % at 1M envs on the H200); then the point's side.
     const float2 w0 = a_.half_widths[k], w1 = a_.half_widths[next];
@@ -374,13 +389,8 @@ TRACK_GEN_HD inline gate_axes_t gate_axes(float3 normal) {
   return {normal, left, cross(normal, left)};
 }
 
-/// Does the segment a -> b cross gate `g` forwards through its opening? Forward means from the
-/// negative to the non-negative side of the gate plane (normal = track tangent); the opening
-/// is |lateral| <= half_width along the horizontal left axis and |vertical| <= half_height.
-TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height);
-
 namespace detail {
-/// crosses_gate for a gate given by its centre and unit normal, its half-width from
+/// crosses_gate (below) for a gate given by its centre and unit normal, its half-width from
 /// `half_width()`, called only when the segment crosses the gate's plane forwards (so that a
 /// caller holding the gate's plane reads the half-width only then).
 template <class HalfWidth>
@@ -396,6 +406,9 @@ TRACK_GEN_HD bool crosses_opening(float3 centre, float3 normal, const HalfWidth&
 }
 }  // namespace detail
 
+/// Does the segment a -> b cross gate `g` forwards through its opening? Forward means from the
+/// negative to the non-negative side of the gate plane (normal = track tangent); the opening
+/// is |lateral| <= half_width along the horizontal left axis and |vertical| <= half_height.
 TRACK_GEN_HD inline bool crosses_gate(const gate& g, float3 a, float3 b, float half_height) {
   return detail::crosses_opening(g.centre, g.normal, [&] { return g.half_width; }, a, b, half_height);
 }

@@ -12,6 +12,7 @@
 #include "progress_harness.hpp"
 
 #include <cstring>
+#include <sstream>
 
 namespace progress_test {
 
@@ -57,29 +58,39 @@ struct project_with_arrays_fn {
 
 inline bool same_bits(float3 a, float3 b) { return same_bits(a.x, b.x) && same_bits(a.y, b.y) && same_bits(a.z, b.z); }
 
+/// Requires `same(i)` for every i in [0, count): reports the first five that fail with
+/// `describe(i)` (a string), and how many failed.
+template <class Same, class Describe>
+void check_each(std::size_t count, const Same& same, const Describe& describe) {
+  int mismatches = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    if (!same(i) && ++mismatches <= 5) CHECK_MESSAGE(false, describe(i));
+  CHECK(mismatches == 0);
+}
+
 /// Every sample of every env of the rig: recomputed frame == stored frame.
 template <class Policy, class Pipeline>
-void check_recomputed_frames(rig<Policy, Pipeline>& r, const char* what) {
+void check_recomputed_frames(rig<Policy, Pipeline>& r, const char* what, bool elevated) {
   const tg::track_snapshot t = r.tracks();
   std::vector<sample_query> queries;
   for (int e = 0; e < t.num_envs; ++e)
     for (int k = 0; k < t.num_samples; ++k) queries.push_back({e, k});
   const std::vector<tg::detail::sample_frame> frames = map_on_backend(r, recomputed_frame_fn{}, queries);
-  int mismatches = 0;
-  double tilt = 0.0;  // the largest |tangent.z|: the elevated tracks must exercise z
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    const std::size_t s = t.sample_index(queries[i].env, queries[i].k);
-    tilt = std::max(tilt, std::fabs(static_cast<double>(t.tangent[s].z)));
-    if (!same_bits(frames[i].tangent, t.tangent[s]) || !same_bits(frames[i].left, t.normal[s])) {
-      if (++mismatches <= 5) {
-        INFO(std::string(what) << ": env " << queries[i].env << " sample " << queries[i].k);
-        CHECK(same_bits(frames[i].tangent, t.tangent[s]));
-        CHECK(same_bits(frames[i].left, t.normal[s]));
-      }
-    }
-  }
+  const auto stored = [&](std::size_t i) { return t.sample_index(queries[i].env, queries[i].k); };
   INFO(std::string(what));
-  CHECK(mismatches == 0);
+  check_each(
+      queries.size(),
+      [&](std::size_t i) {
+        return same_bits(frames[i].tangent, t.tangent[stored(i)]) && same_bits(frames[i].left, t.normal[stored(i)]);
+      },
+      [&](std::size_t i) {
+        std::ostringstream m;
+        m << "env " << queries[i].env << " sample " << queries[i].k;
+        return m.str();
+      });
+  double tilt = 0.0;  // the largest |tangent.z|: the elevated tracks exercise z, the flat ones not
+  for (std::size_t i = 0; i < queries.size(); ++i) tilt = std::max(tilt, std::fabs(static_cast<double>(t.tangent[stored(i)].z)));
+  CHECK((tilt > 0.05) == elevated);
   MESSAGE(std::string(what) << ": " << queries.size() << " samples, largest |tangent.z| " << tilt);
 }
 
@@ -88,17 +99,17 @@ TEST_CASE_TEMPLATE_DEFINE("the frames projection_at recomputes are the stored on
   const int envs = scaled(96, 24);
   SUBCASE("generated flat tracks") {
     rig<Policy> r(tg::presets::track(envs), 1.0f);
-    check_recomputed_frames(r, "track preset");
+    check_recomputed_frames(r, "track preset", false);
   }
   SUBCASE("generated elevated tracks") {
     // Control points at elevations in [0.5, 2.5] m: tangents with a z component.
     rig<Policy, tg::presets::elevated_track_pipeline> r(tg::presets::drone_track(envs), 1.0f);
-    check_recomputed_frames(r, "drone_track preset, elevated pipeline");
+    check_recomputed_frames(r, "drone_track preset, elevated pipeline", true);
   }
   SUBCASE("user tracks") {
     rig<Policy> r(user_track_params(4), 5.0f, centreline({circle{40.0}.polyline(900), circle{25.0}.polyline(700),
                                                           circle{40.0}.polyline(900), circle{30.0}.polyline(800)}));
-    check_recomputed_frames(r, "user circles");
+    check_recomputed_frames(r, "user circles", false);
   }
 }
 
@@ -120,17 +131,18 @@ TEST_CASE_TEMPLATE_DEFINE("a projection equals one interpolated from the stored 
     }
   }
   const std::vector<projection_pair> out = map_on_backend(r, project_with_arrays_fn{}, queries);
-  int mismatches = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const bool same = same_bits(out[i].projected.tangent, out[i].stored_tangent) &&
-                      same_bits(out[i].projected.lateral, out[i].stored_lateral);
-    if (!same && ++mismatches <= 5) {
-      INFO("query " << i << " env " << queries[i].env << " segment " << out[i].projected.segment << " lateral "
-                    << out[i].projected.lateral << " vs " << out[i].stored_lateral);
-      CHECK(same);
-    }
-  }
-  CHECK(mismatches == 0);
+  check_each(
+      out.size(),
+      [&](std::size_t i) {
+        return same_bits(out[i].projected.tangent, out[i].stored_tangent) &&
+               same_bits(out[i].projected.lateral, out[i].stored_lateral);
+      },
+      [&](std::size_t i) {
+        std::ostringstream m;
+        m << "query " << i << " env " << queries[i].env << " segment " << out[i].projected.segment << " lateral "
+          << out[i].projected.lateral << " vs " << out[i].stored_lateral;
+        return m.str();
+      });
 }
 
 /// centreline_at, and its tangent and normal interpolated from the stored arrays at the segment
@@ -165,16 +177,16 @@ TEST_CASE_TEMPLATE_DEFINE("centreline_at's frame equals one interpolated from th
     queries.push_back({e, std::nextafter(length, 0.0f)});  // on the closing segment
   }
   const std::vector<centreline_pair> out = map_on_backend(r, centreline_with_arrays_fn{}, queries);
-  int mismatches = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const bool same = same_bits(out[i].point.tangent, out[i].stored_tangent) &&
-                      same_bits(out[i].point.normal, out[i].stored_normal);
-    if (!same && ++mismatches <= 5) {
-      INFO("query " << i << " env " << queries[i].env << " s " << queries[i].s << " segment " << out[i].point.segment);
-      CHECK(same);
-    }
-  }
-  CHECK(mismatches == 0);
+  check_each(
+      out.size(),
+      [&](std::size_t i) {
+        return same_bits(out[i].point.tangent, out[i].stored_tangent) && same_bits(out[i].point.normal, out[i].stored_normal);
+      },
+      [&](std::size_t i) {
+        std::ostringstream m;
+        m << "query " << i << " env " << queries[i].env << " s " << queries[i].s << " segment " << out[i].point.segment;
+        return m.str();
+      });
 }
 
 /// Agents of a rig driven along their centrelines: env e's agent at sample `start[e] + v[e] i` at
