@@ -302,12 +302,22 @@ class progress_tracker_ref {
     std::uint32_t flags = 0;  ///< the progress flags, this step's events cleared
     nearest_segment nearest;  ///< the local search's result, or the O(N) search's once done
     bool full_search = false; ///< the O(N) search is needed (`nearest` is then reset for it)
+    /// The progress fields finish_step reads when `flags` has progress_flags::has_last, loaded
+    /// by begin_step with flags and hint, before the search: their loads then wait on memory
+    /// together with the search's instead of after it.
+    float3 last_position = {0.0f, 0.0f, 0.0f};
+    int next_gate = 0;
+    int held_gate = -1;
+    float3 held_gate_centre = {0.0f, 0.0f, 0.0f};
+    float3 held_gate_normal = {0.0f, 0.0f, 0.0f};
+    float lap_progress = 0.0f;
   };
 
   /// step() in phases (step_warp is built from them): begin_step, then, when `s.full_search`, a
   /// scan of all N segments into `s.nearest` (track_ref::scan_segments), then finish_step.
   /// begin_step returns false when `p` is invalid (not finite, or a coordinate beyond +-1e7 m);
-  /// it has then recorded that, and the step is over.
+  /// it has then recorded that, and the step is over. finish_step works on the progress fields
+  /// that begin_step read into `s`: nothing may write env e's progress between the two calls.
   TRACK_GEN_HD bool begin_step(int e, float3 p, pending_step& s) const {
     using namespace detail;
     s.flags = progress_.flags[e] & ~progress_flags::step_events;
@@ -319,6 +329,14 @@ class progress_tracker_ref {
       return false;
     }
     const bool has_last = (s.flags & progress_flags::has_last) != 0u;
+    if (has_last) {
+      s.last_position = progress_.last_position[e];
+      s.next_gate = progress_.next_gate[e];
+      s.held_gate = progress_.held_gate[e];
+      s.held_gate_centre = progress_.held_gate_centre[e];
+      s.held_gate_normal = progress_.held_gate_normal[e];
+      s.lap_progress = progress_.lap_progress[e];
+    }
     s.full_search = track(e).project_local(p, progress_.hint[e], has_last ? window_ : 0, s.nearest);
     return true;
   }
@@ -334,11 +352,11 @@ class progress_tracker_ref {
     if (std::fabs(pr.lateral) > pr.half_width) flags |= progress_flags::off_track;
     int passed_gate = -1, wrong_gate = -1;
     if (has_last) {
-      const float3 a = progress_.last_position[e];
+      const float3 a = s.last_position;
       const float3 d = p - a;
       if (dot(d, d) > 1e-12f && dot(d, pr.tangent) < 0.0f) flags |= progress_flags::wrong_way;
       const int num_gates = tr.num_gates();
-      const int first_next = progress_.next_gate[e];
+      const int first_next = s.next_gate;
       // A gate state written from outside the library (next_gate outside [0, G), or a gate count
       // out of range, read as G = 0) would index beyond the gates: no gate test this step.
       const bool gates_usable = first_next >= 0 && first_next < num_gates;
@@ -352,13 +370,13 @@ class progress_tracker_ref {
       // The plane of the gate under test: the held copy when it is that gate's (one coalesced
       // load of the progress arrays), else the track's (two scattered reads of DRAM); the
       // half-width only once the plane is crossed. `loaded` is the gate in `centre`, `normal`.
-      const int held = gates_usable ? progress_.held_gate[e] : -1;
+      const int held = gates_usable ? s.held_gate : -1;
       float3 centre = f3(0.0f, 0.0f, 0.0f), normal = centre;
       int loaded = -1;
       const auto load = [&](int g) {
         const bool copy = g == held;
-        centre = copy ? progress_.held_gate_centre[e] : tr.arrays().gate_centre[g];
-        normal = copy ? progress_.held_gate_normal[e] : tr.arrays().gate_normal[g];
+        centre = copy ? s.held_gate_centre : tr.arrays().gate_centre[g];
+        normal = copy ? s.held_gate_normal : tr.arrays().gate_normal[g];
         loaded = g;
       };
       const auto crosses = [&](int g, float3 from, float3 to) {
@@ -401,7 +419,7 @@ class progress_tracker_ref {
         progress_.held_gate_centre[e] = centre;
         progress_.held_gate_normal[e] = normal;
       }
-      if (gates_usable && num_gates > 1) wrong_gate = wrong_crossing(tr, progress_.lap_progress[e], pr, a, p, first_next, passed);
+      if (gates_usable && num_gates > 1) wrong_gate = wrong_crossing(tr, s.lap_progress, pr, a, p, first_next, passed);
       if (passed > 0) {  // the usual step passes no gate and writes none of these
         progress_.next_gate[e] = next;
         progress_.gates_to_lap[e] = to_lap;
