@@ -129,7 +129,8 @@ def write_inputs(folder):
                 seed("gates", K64, SEED_GATES_65K, generator="bezier", courses_per_s=K64 / (SEED_GATES_65K * 1e-3),
                      stats={"valid_fraction": 1.0, "mean_gates": 9.0}),
                 seed("step", M, SEED_STEP_1M, op="step", collision="segments", tiled_from=262144),
-                seed("progress_update", M, SEED_PROGRESS_1M, op="progress.update", collision=None),
+                seed("progress_update", M, SEED_PROGRESS_1M, op="progress.update", collision=None,
+                     env_steps_per_s=M / (SEED_PROGRESS_1M * 1e-3)),
                 seed("collision", M, SEED_COLLISION_1M, op="collision.query", collision="segments"),
                 seed("collision", M, SEED_SDF_QUERY_1M_R32, op="collision.query", collision="sdf32"),
                 seed("localize", M, SEED_LOCALIZE_1M, op="localize_warm", collision=None),
@@ -296,6 +297,17 @@ class PerfReportIssueTables(unittest.TestCase):
         c = [l for l in self.section(sec).splitlines() if "no boxes" in l]
         self.assertEqual(len(c), 1)
         self.assertClose(number(c[0].split("|")[5]), (BASELINE_PLAIN - PHYSICS) * 1e3)
+
+    def test_step_beside_the_seed_progress_update(self):
+        # The seed's column is progress.update() (0.26 ms), not its Course.step() (6.73 ms, with collision).
+        sec = "## Step: progress of one agent per env"
+        c = self.row(sec, "1,048,576", "1")
+        self.assertIn("trackgen progress.update() env-steps/s", self.section(sec))
+        self.assertClose(number(c[5]), M / (SEED_PROGRESS_1M * 1e-3), rel=0.01)
+        self.assertClose(number(c[6]), SEED_PROGRESS_1M / STEP_1M, rel=0.01)
+        line = next(l for l in self.section("## Targets").splitlines() if "progress.update() at every E" in l)
+        self.assertIn("**met**", line)
+        self.assertClose(number(line.split("progress.update()'s: ")[1]), SEED_PROGRESS_1M / STEP_1M, rel=0.01)
 
     def test_targets_table(self):
         sec = "## Targets"
