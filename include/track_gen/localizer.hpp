@@ -68,7 +68,8 @@ TRACK_GEN_HD inline float wrap_arc_length(float s, float length) {
 
 /// The centreline point of `track` at arc length `s` [m] (any real: wrapped into [0, L) around
 /// the loop), linearly interpolated between the two samples around it; the arc length of sample
-/// k is the track's `arc_length` field (k L / N), and L for the loop's closing segment. The
+/// k is k L / N (track_ref::sample_arc_length: the `arc_length` field's value, computed rather
+/// than read), and L for the loop's closing segment. The
 /// tangent and left normal are the samples' ones interpolated and renormalised
 /// (track_ref::frame_at: the samples' frames computed from their neighbours, the stored ones'
 /// bits). A non-finite s is taken as 0. O(1).
@@ -80,13 +81,13 @@ TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float
   const float spacing = track.sample_spacing();
   int k = spacing > 0.0f ? static_cast<int>(s / spacing) : 0;
   k = k < 0 ? 0 : (k >= n ? n - 1 : k);
-  // s / spacing may round across a sample: settle k on arc_length[k] <= s < arc_length[k + 1].
-  if (k > 0 && track.arc_length(k) > s) {
+  // s / spacing may round across a sample: settle k on arc(k) <= s < arc(k + 1).
+  if (k > 0 && track.sample_arc_length(k) > s) {
     --k;
-  } else if (k + 1 < n && track.arc_length(k + 1) <= s) {
+  } else if (k + 1 < n && track.sample_arc_length(k + 1) <= s) {
     ++k;
   }
-  const float a0 = track.arc_length(k), a1 = k + 1 < n ? track.arc_length(k + 1) : length;
+  const float a0 = track.sample_arc_length(k), a1 = k + 1 < n ? track.sample_arc_length(k + 1) : length;
   const float t = a1 > a0 ? clamp_f((s - a0) / (a1 - a0), 0.0f, 1.0f) : 0.0f;
   centreline_point c;
   c.s = s;
@@ -106,7 +107,8 @@ TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float
 /// fails (the point moved `window` segments or more, or lies farther than the half-width from
 /// the centreline, where another part of the track may be nearer) or when `window` <= 0 (no
 /// hint yet: the first call, or after a teleport). Then, at the foot: s interpolated between the
-/// `arc_length` of the segment's two samples (L for the closing segment) and wrapped into
+/// arc lengths k L / N of the segment's two samples (track_ref::sample_arc_length, the
+/// `arc_length` field's values; L for the closing segment) and wrapped into
 /// [0, L); n along the interpolated left normal (positive left); the vertical offset, the
 /// curvature, both half-widths and the heading there.
 ///
@@ -125,7 +127,7 @@ TRACK_GEN_HD inline localization localize(const track_ref& track, float3 p, int 
   const int n = track.num_samples();
   const int k = pr.segment, k1 = k + 1 == n ? 0 : k + 1;
   const float length = track.length();
-  const float a0 = track.arc_length(k), a1 = k + 1 < n ? track.arc_length(k + 1) : length;
+  const float a0 = track.sample_arc_length(k), a1 = k + 1 < n ? track.sample_arc_length(k + 1) : length;
   const float s = lerp(a0, a1, pr.t);
   localization r;
   r.s = s >= length ? s - length : s;

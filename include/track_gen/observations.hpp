@@ -35,9 +35,17 @@ TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 pos
   const float c = std::cos(yaw), sn = std::sin(yaw);
   // Wrapped first: s + spacing at s = 1e9 would lose the spacing to float rounding.
   const float s0 = wrap_arc_length(s, track.length());
-  for (int i = 0; i < count; ++i) {
-    const float3 d = centreline_at(track, s0 + spacing * static_cast<float>(i + 1)).position - position;
-    out[i] = f3(c * d.x + sn * d.y, -sn * d.x + c * d.y, d.z);
+  // Eight points at a time, all read before any is written: `out` might alias the track's
+  // arrays as far as the compiler knows, so one point at a time waited on memory once per point.
+  constexpr int group = 8;
+  for (int first = 0; first < count; first += group) {
+    float3 d[group];
+    TRACK_GEN_UNROLL
+    for (int j = 0; j < group; ++j)
+      if (first + j < count) d[j] = centreline_at(track, s0 + spacing * static_cast<float>(first + j + 1)).position - position;
+    TRACK_GEN_UNROLL
+    for (int j = 0; j < group; ++j)
+      if (first + j < count) out[first + j] = f3(c * d[j].x + sn * d[j].y, -sn * d[j].x + c * d[j].y, d[j].z);
   }
 }
 

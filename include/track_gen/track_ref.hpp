@@ -144,8 +144,12 @@ class track_ref {
   }
   /// Signed curvature at sample k [1/m], positive turning left.
   TRACK_GEN_HD float curvature(int k) const { return a_.curvature[k]; }
-  /// Arc length of sample k from the start line [m].
+  /// Arc length of sample k from the start line [m] (the stored field).
   TRACK_GEN_HD float arc_length(int k) const { return a_.arc_length[k]; }
+  /// Arc length of sample k, k L / N [m], computed instead of read: the generator stores the
+  /// `arc_length` field with the same float operations (k times L / N), so this is the field's
+  /// value, bit for bit, for every track the library built, without a scattered read.
+  TRACK_GEN_HD float sample_arc_length(int k) const { return static_cast<float>(k) * sample_spacing(); }
   TRACK_GEN_HD float3 border_left(int k) const { return a_.border_left[k]; }
   TRACK_GEN_HD float3 border_right(int k) const { return a_.border_right[k]; }
   /// This env's arrays (the batch's arrays advanced to its first element).

@@ -3,7 +3,8 @@
 /// What the step reads in place of scattered track arrays must be the same numbers:
 /// - the frames that track_ref::projection_at recomputes from the samples (detail::frame_between)
 ///   equal the tangent and normal arrays that stages::frames stored, bit for bit, and a
-///   projection equals one interpolated from those arrays;
+///   projection equals one interpolated from those arrays; the arc lengths that centreline_at
+///   and localize compute (track_ref::sample_arc_length) equal the stored arc_length field;
 /// - the gate the progress state holds (held_gate and its centre and normal) is, after every
 ///   step, the track's next gate, also after a regenerate replaced the track under the same
 ///   next gate index.
@@ -21,12 +22,19 @@ struct sample_query {
   int env, k;
 };
 
-/// detail::frame_between of sample k's neighbours, run where user kernels run it.
+/// What the step and the queries compute in place of sample k's stored fields.
+struct recomputed_sample {
+  tg::detail::sample_frame frame;  ///< detail::frame_between of its neighbours
+  float arc_length;                ///< track_ref::sample_arc_length
+};
+
+/// recomputed_sample of sample k, run where user kernels run it.
 struct recomputed_frame_fn {
-  TRACK_GEN_HD tg::detail::sample_frame operator()(const tg::course_ref& v, const sample_query& q) const {
+  TRACK_GEN_HD recomputed_sample operator()(const tg::course_ref& v, const sample_query& q) const {
     const tg::track_ref t = v.track(q.env);
     const int n = t.num_samples();
-    return tg::detail::frame_between(t.position(q.k == 0 ? n - 1 : q.k - 1), t.position(q.k + 1 == n ? 0 : q.k + 1));
+    return {tg::detail::frame_between(t.position(q.k == 0 ? n - 1 : q.k - 1), t.position(q.k + 1 == n ? 0 : q.k + 1)),
+            t.sample_arc_length(q.k)};
   }
 };
 
@@ -68,20 +76,23 @@ void check_each(std::size_t count, const Same& same, const Describe& describe) {
   CHECK(mismatches == 0);
 }
 
-/// Every sample of every env of the rig: recomputed frame == stored frame.
+/// Every sample of every env of the rig: recomputed frame == stored frame, computed arc length ==
+/// stored arc_length.
 template <class Policy, class Pipeline>
 void check_recomputed_frames(rig<Policy, Pipeline>& r, const char* what, bool elevated) {
   const tg::track_snapshot t = r.tracks();
   std::vector<sample_query> queries;
   for (int e = 0; e < t.num_envs; ++e)
     for (int k = 0; k < t.num_samples; ++k) queries.push_back({e, k});
-  const std::vector<tg::detail::sample_frame> frames = map_on_backend(r, recomputed_frame_fn{}, queries);
+  const std::vector<recomputed_sample> computed = map_on_backend(r, recomputed_frame_fn{}, queries);
   const auto stored = [&](std::size_t i) { return t.sample_index(queries[i].env, queries[i].k); };
   INFO(std::string(what));
   check_each(
       queries.size(),
       [&](std::size_t i) {
-        return same_bits(frames[i].tangent, t.tangent[stored(i)]) && same_bits(frames[i].left, t.normal[stored(i)]);
+        return same_bits(computed[i].frame.tangent, t.tangent[stored(i)]) &&
+               same_bits(computed[i].frame.left, t.normal[stored(i)]) &&
+               same_bits(computed[i].arc_length, t.arc_length[stored(i)]);
       },
       [&](std::size_t i) {
         std::ostringstream m;
@@ -100,6 +111,12 @@ TEST_CASE_TEMPLATE_DEFINE("the frames projection_at recomputes are the stored on
   SUBCASE("generated flat tracks") {
     rig<Policy> r(tg::presets::track(envs), 1.0f);
     check_recomputed_frames(r, "track preset", false);
+  }
+  SUBCASE("generated flat tracks, N = 300 (L / N not exact: k L / N must be k times L / N)") {
+    tg::track_params p = tg::presets::track(envs);
+    p.num_samples = 300;
+    rig<Policy> r(p, 1.0f);
+    check_recomputed_frames(r, "track preset, N = 300", false);
   }
   SUBCASE("generated elevated tracks") {
     // Control points at elevations in [0.5, 2.5] m: tangents with a z component.
