@@ -126,9 +126,13 @@ TRACK_GEN_HD inline int crossing_among(gate_list gates, int first, int count, bo
     const int k = wrap(g, num_gates);
     if (wrap(k - first_next, num_gates) < skipped) continue;
     const float3 centre = gates.centre[k], normal = gates.normal[k];
-    if ((dot(a - centre, normal) < 0.0f) == (dot(p - centre, normal) < 0.0f)) continue;  // a and p on one side
-    const track_gen::gate gt{centre, normal, gates.half_width[k], 0.0f};
-    if (crosses_gate(gt, a, p, gates.half_height) || crosses_gate(gt, p, a, gates.half_height)) return k;
+    // One evaluation of each side, shared by the test below (crosses_opening_at).
+    const float da = dot(a - centre, normal), dp = dot(p - centre, normal);
+    if ((da < 0.0f) == (dp < 0.0f)) continue;  // a and p on one side
+    const auto half_width = [&] { return gates.half_width[k]; };
+    if (crosses_opening_at(centre, normal, half_width, a, p, da, dp, gates.half_height) ||
+        crosses_opening_at(centre, normal, half_width, p, a, dp, da, gates.half_height))
+      return k;
   }
   return -1;
 }

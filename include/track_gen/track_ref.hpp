@@ -394,19 +394,29 @@ TRACK_GEN_HD inline gate_axes_t gate_axes(float3 normal) {
 }
 
 namespace detail {
+/// crosses_opening (below) with a's and b's signed distances from the gate's plane, `da` and
+/// `db` [m], already computed (dot(a - centre, normal), dot(b - centre, normal)): a caller that
+/// tested the sides first passes the same values, so that its test and this one cannot disagree
+/// for a point on the plane (two evaluations of one dot product may round differently where the
+/// compiler contracts them into fused multiply-adds differently).
+template <class HalfWidth>
+TRACK_GEN_HD bool crosses_opening_at(float3 centre, float3 normal, const HalfWidth& half_width, float3 a, float3 b,
+                                     float da, float db, float half_height) {
+  if (!(da < 0.0f && db >= 0.0f)) return false;
+  const float3 x = lerp(a, b, da / (da - db));
+  const gate_axes_t axes = gate_axes(normal);
+  const float3 r = x - centre;
+  return std::fabs(dot(r, axes.left)) <= half_width() && std::fabs(dot(r, axes.up)) <= half_height;
+}
+
 /// crosses_gate (below) for a gate given by its centre and unit normal, its half-width from
 /// `half_width()`, called only when the segment crosses the gate's plane forwards (so that a
 /// caller holding the gate's plane reads the half-width only then).
 template <class HalfWidth>
 TRACK_GEN_HD bool crosses_opening(float3 centre, float3 normal, const HalfWidth& half_width, float3 a, float3 b,
                                   float half_height) {
-  const float da = dot(a - centre, normal);
-  const float db = dot(b - centre, normal);
-  if (!(da < 0.0f && db >= 0.0f)) return false;
-  const float3 x = lerp(a, b, da / (da - db));
-  const gate_axes_t axes = gate_axes(normal);
-  const float3 r = x - centre;
-  return std::fabs(dot(r, axes.left)) <= half_width() && std::fabs(dot(r, axes.up)) <= half_height;
+  return crosses_opening_at(centre, normal, half_width, a, b, dot(a - centre, normal), dot(b - centre, normal),
+                            half_height);
 }
 }  // namespace detail
 
