@@ -69,10 +69,9 @@ TRACK_GEN_HD inline float wrap_arc_length(float s, float length) {
 /// The centreline point of `track` at arc length `s` [m] (any real: wrapped into [0, L) around
 /// the loop), linearly interpolated between the two samples around it; the arc length of sample
 /// k is k L / N (track_ref::sample_arc_length: the `arc_length` field's value, computed rather
-/// than read), and L for the loop's closing segment. The
-/// tangent and left normal are the samples' ones interpolated and renormalised
-/// (track_ref::frame_at: the samples' frames computed from their neighbours, the stored ones'
-/// bits). A non-finite s is taken as 0. O(1).
+/// than read), and L for the loop's closing segment. The tangent and left normal are the
+/// samples' ones interpolated and renormalised (track_ref::frame_at: the samples' frames
+/// computed from their neighbours, the stored ones' bits). A non-finite s is taken as 0. O(1).
 TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float s) {
   using namespace detail;
   const int n = track.num_samples();
