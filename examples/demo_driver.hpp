@@ -636,7 +636,7 @@ int run_demo(const demo_options& o, Exec& ex) {
 
   tg::track_params params = tg::presets::track(E);
   params.seed = o.seed;
-  const float gate_spacing = 2.0f;  // [m]: about 15-25 gates on the preset's 30-50 m tracks
+  const float gate_spacing = 2.0f;  // [m]: about 18-28 gates on the preset's 36-56 m tracks
 
   agent_config cfg{};
   cfg.seed = o.seed;

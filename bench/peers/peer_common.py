@@ -23,9 +23,11 @@ import numpy as np
 
 # --- presets::track (presets.hpp) with the defaults of params.hpp ------------------------------
 CONTROL_POINTS = 12          # random_polar_params::control_points
-RADIUS_MIN = 4.0             # random_polar_params::radius_min [m]
-RADIUS_MAX = 7.0             # random_polar_params::radius_max [m]
-ANGLE_JITTER = 0.5           # random_polar_params::angle_jitter (fraction of 2 pi / M)
+RADIUS_MIN = 4.5             # random_polar_params::radius_min [m]
+RADIUS_MAX = 6.0             # random_polar_params::radius_max [m]
+ANGLE_JITTER = 0.3           # random_polar_params::angle_jitter (fraction of 2 pi / M)
+LOBE_AMPLITUDE_MIN = 0.48    # random_polar_params::lobe_amplitude_min (fraction of the radius)
+LOBE_AMPLITUDE_MAX = 0.8     # random_polar_params::lobe_amplitude_max
 ELEVATION_MIN = 0.0          # random_polar_params::elevation_min [m]
 ELEVATION_MAX = 0.0          # random_polar_params::elevation_max [m]
 REPULSE_CLEARANCE = 1.5      # repulsive_params::clearance [m]

@@ -127,13 +127,19 @@ def catmull_rom(p0, p1, p2, p3, u):
 # Generation stages (batched over the rows of a chunk)
 # --------------------------------------------------------------------------------------------
 
-def random_polar(u, phase_u):
-    """Control points [E, M, 3] from uniforms u [E, M, 3] and phase_u [E, 1] (stages::random_polar)."""
+def random_polar(u, shape_u):
+    """Control points [E, M, 3] from uniforms u [E, M, 3] and shape_u [E, 5] (stages::random_polar:
+    the phase, the lobes' split, total amplitude and two phases)."""
     m = u.shape[1]
     step = 2.0 * math.pi / m
     i = torch.arange(m, device=u.device, dtype=u.dtype)
-    angle = phase_u * (2.0 * math.pi) + step * (i + pc.ANGLE_JITTER * (u[..., 0] - 0.5))
-    r = pc.RADIUS_MIN + (pc.RADIUS_MAX - pc.RADIUS_MIN) * u[..., 1]
+    t = step * (i + pc.ANGLE_JITTER * (u[..., 0] - 0.5))
+    angle = shape_u[:, 0:1] * (2.0 * math.pi) + t
+    total = pc.LOBE_AMPLITUDE_MIN + (pc.LOBE_AMPLITUDE_MAX - pc.LOBE_AMPLITUDE_MIN) * shape_u[:, 2:3]
+    a2 = total * shape_u[:, 1:2]
+    lobes = 1.0 + a2 * torch.cos(2.0 * t + shape_u[:, 3:4] * (2.0 * math.pi)) \
+        + (total - a2) * torch.cos(3.0 * t + shape_u[:, 4:5] * (2.0 * math.pi))
+    r = (pc.RADIUS_MIN + (pc.RADIUS_MAX - pc.RADIUS_MIN) * u[..., 1]) * lobes
     z = pc.ELEVATION_MIN + (pc.ELEVATION_MAX - pc.ELEVATION_MIN) * u[..., 2]
     return vec(r * torch.cos(angle), r * torch.sin(angle), z)
 
@@ -372,8 +378,8 @@ class Course:
 
     def _attempt(self, rows: int):
         u = torch.rand(rows, pc.CONTROL_POINTS, 3, device=self.dev)
-        phase = torch.rand(rows, 1, device=self.dev)
-        p = self.fns["polar"](u, phase)
+        shape = torch.rand(rows, 5, device=self.dev)
+        p = self.fns["polar"](u, shape)
         running = torch.ones(rows, device=self.dev, dtype=torch.bool)
         for _ in range(pc.REPULSE_MAX_ITERATIONS):
             p, running = self.fns["repulse"](p, running)

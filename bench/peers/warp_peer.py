@@ -67,6 +67,8 @@ if wp is not None:
     ANGLE_JITTER = wp.constant(pc.ANGLE_JITTER)
     RADIUS_MIN = wp.constant(pc.RADIUS_MIN)
     RADIUS_MAX = wp.constant(pc.RADIUS_MAX)
+    LOBE_AMPLITUDE_MIN = wp.constant(pc.LOBE_AMPLITUDE_MIN)
+    LOBE_AMPLITUDE_MAX = wp.constant(pc.LOBE_AMPLITUDE_MAX)
     ELEVATION_MIN = wp.constant(pc.ELEVATION_MIN)
     ELEVATION_MAX = wp.constant(pc.ELEVATION_MAX)
     LENGTH_MIN = wp.constant(pc.LENGTH_MIN)
@@ -193,13 +195,20 @@ if wp is not None:
         s = stream_seed(seed, episode[e], flags[1])
         phase_state = wp.rand_init(s, e * (m + 1) + m)
         phase = wp.randf(phase_state) * 2.0 * PI
+        split = wp.randf(phase_state)
+        total = wp.lerp(LOBE_AMPLITUDE_MIN, LOBE_AMPLITUDE_MAX, wp.randf(phase_state))
+        p2 = wp.randf(phase_state) * 2.0 * PI
+        p3 = wp.randf(phase_state) * 2.0 * PI
         state = wp.rand_init(s, e * (m + 1) + i)
         u0 = wp.randf(state)
         u1 = wp.randf(state)
         u2 = wp.randf(state)
         step = 2.0 * PI / float(m)
-        angle = phase + step * (float(i) + ANGLE_JITTER * (u0 - 0.5))
-        r = wp.lerp(RADIUS_MIN, RADIUS_MAX, u1)
+        t = step * (float(i) + ANGLE_JITTER * (u0 - 0.5))
+        angle = phase + t
+        a2 = total * split
+        lobes = 1.0 + a2 * wp.cos(2.0 * t + p2) + (total - a2) * wp.cos(3.0 * t + p3)
+        r = wp.lerp(RADIUS_MIN, RADIUS_MAX, u1) * lobes
         z = wp.lerp(ELEVATION_MIN, ELEVATION_MAX, u2)
         control[e, i] = wp.vec3(r * wp.cos(angle), r * wp.sin(angle), z)
 

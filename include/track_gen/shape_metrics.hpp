@@ -16,7 +16,7 @@
 /// them (on a flat track the two agree).
 ///
 /// Scale: every threshold except the thickness window is relative to the track's own length L,
-/// so that the metrics of a shape do not depend on its size (the `track` preset's 37 m circuits
+/// so that the metrics of a shape do not depend on its size (a 37 m circuit
 /// and `long_track`'s 1.9 km ones are measured with the same limits): curvatures are in units
 /// of kappa_0 = 2 pi / L, the curvature of a circle of the same length (which is also the mean
 /// |curvature| of every convex closed curve: its total turning 2 pi over its length L), and
@@ -65,7 +65,7 @@ struct shape_metric_limits {
   /// two chicanes. 30 degrees [rad]: a deliberate direction change, not the waviness of a blob.
   float chicane_angle = 0.52359878f;
   /// Most straight arc length between the two turns of a chicane, as a fraction of L. 0.05: 1.9 m
-  /// on the `track` preset's 37 m circuits (about 3 road widths), 95 m on long_track's 1.9 km.
+  /// on a 37 m circuit (about 3 road widths), 95 m on long_track's 1.9 km.
   float chicane_gap = 0.05f;
   /// Minimum thickness: the smallest distance between two centreline segments that are farther
   /// apart along the track than this arc length [m], by the validate stage's rule (segments i
@@ -77,7 +77,7 @@ struct shape_metric_limits {
   /// Bins of the |curvature| histogram: `histogram_bins` bins of equal width over
   /// [0, histogram_max * kappa_0); larger curvatures count in the last bin. 20 bins up to 10
   /// kappa_0 (width 0.5: bin 0 is exactly the straight samples at the default
-  /// straight_curvature). The `track` preset's tightest legal turn (0.4 m on a 37 m track) is
+  /// straight_curvature). The `track` preset's tightest legal turn (0.4 m, on a 37 m track) is
   /// at 14.7 kappa_0, in the last bin.
   int histogram_bins = 20;
   float histogram_max = 10.0f;

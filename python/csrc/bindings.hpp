@@ -257,7 +257,8 @@ inline const std::vector<field<float>>& float_fields() {
   static const std::vector<field<float>> f = {
       TG_FIELD(float, half_width),         TG_FIELD(float, gate_half_height),
       TG_FIELD(float, polar.radius_min),   TG_FIELD(float, polar.radius_max),
-      TG_FIELD(float, polar.angle_jitter), TG_FIELD(float, polar.elevation_min),
+      TG_FIELD(float, polar.angle_jitter), TG_FIELD(float, polar.lobe_amplitude_min),
+      TG_FIELD(float, polar.lobe_amplitude_max), TG_FIELD(float, polar.elevation_min),
       TG_FIELD(float, polar.elevation_max), TG_FIELD(float, repulsive.clearance),
       TG_FIELD(float, repulsive.smoothing), TG_FIELD(float, repulsive.tolerance),
       TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),

@@ -96,6 +96,11 @@ std::map<param, setter> setters() {
   }};
   m[param::polar_radius_max] = {[](tg::track_params& p, float&, double v) { p.polar.radius_max = static_cast<float>(v); }};
   m[param::polar_angle_jitter] = {[](tg::track_params& p, float&, double v) { p.polar.angle_jitter = static_cast<float>(v); }};
+  m[param::polar_lobe_amplitude_min] = {[](tg::track_params& p, float&, double v) {
+    p.polar.lobe_amplitude_min = static_cast<float>(v);
+    p.polar.lobe_amplitude_max = std::fmax(p.polar.lobe_amplitude_max, p.polar.lobe_amplitude_min);
+  }};
+  m[param::polar_lobe_amplitude_max] = {[](tg::track_params& p, float&, double v) { p.polar.lobe_amplitude_max = static_cast<float>(v); }};
   m[param::polar_elevation_min] = {[](tg::track_params& p, float&, double v) {
     p.polar.elevation_min = static_cast<float>(v);
     p.polar.elevation_max = std::fmax(p.polar.elevation_max, p.polar.elevation_min);
@@ -222,6 +227,7 @@ std::set<param> capacity_rows() {
 double field_value(const tg::track_params& p, const std::string& name) {
   if (name == "track_params.polar.radius_min") return p.polar.radius_min;
   if (name == "track_params.polar.elevation_min") return p.polar.elevation_min;
+  if (name == "track_params.polar.lobe_amplitude_min") return p.polar.lobe_amplitude_min;
   if (name == "track_params.validate.length_min") return p.validate.length_min;
   if (name == "track_params.voronoi.radius_min") return p.voronoi.radius_min;
   if (name == "track_params.checkpoint.radius_min") return p.checkpoint.radius_min;

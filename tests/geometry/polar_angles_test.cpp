@@ -2,7 +2,10 @@
 // pairs over several parameter sets: the control points' polar angles, unwrapped from the first,
 // increase strictly and span less than 2 pi (a star-shaped, simple control polygon), every
 // angular gap is within the documented jitter of the step 2 pi / M, and radii and elevations
-// stay in their bands. Host only: it drives a stage directly, without a course.
+// stay in their bands (the radius band widened by the lobes' amplitude). Then the lobed radius of
+// every point against a double-precision evaluation of the documented profile from the stage's
+// own draws, and the points without lobes against the band's formula, bit for bit. Host only: it
+// drives a stage directly, without a course.
 #include "backend_support.hpp"
 
 #include <doctest/doctest.h>
@@ -11,6 +14,7 @@
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/stages.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -42,14 +46,16 @@ std::vector<float3> polar_points(const tg::track_params& p, std::vector<unsigned
 TEST_CASE("random_polar: polar angles strictly increase and span less than 2 pi, radii in band") {
   struct config {
     int control_points;
-    float jitter, radius_min, radius_max, elevation_min, elevation_max;
+    float jitter, radius_min, radius_max, elevation_min, elevation_max, lobe_min, lobe_max;
   };
-  // The preset, the extreme jitter (0.999: neighbours may come within 1e-3 of a step), no
-  // jitter, the fewest points, the most points of the default tuning, a 3D band, a thin ring.
+  // The preset, the band alone (its previous defaults), the extreme jitter (0.999: neighbours
+  // may come within 1e-3 of a step) with the strongest lobes, no jitter, the fewest points, the
+  // most points of the default tuning, a 3D band, a thin ring.
   const std::vector<config> configs = {
-      {12, 0.5f, 4.0f, 7.0f, 0.0f, 0.0f},   {12, 0.999f, 4.0f, 7.0f, 0.0f, 0.0f}, {7, 0.0f, 1.0f, 20.0f, 0.0f, 0.0f},
-      {4, 0.999f, 0.5f, 0.5f, 0.0f, 0.0f},  {64, 0.999f, 2.0f, 9.0f, 0.0f, 0.0f}, {33, 0.75f, 3.0f, 6.0f, 0.5f, 2.5f},
-      {5, 0.9f, 100.0f, 101.0f, -3.0f, -1.0f},
+      {12, 0.3f, 4.5f, 6.0f, 0.0f, 0.0f, 0.48f, 0.8f},      {12, 0.5f, 4.0f, 7.0f, 0.0f, 0.0f, 0.0f, 0.0f},
+      {12, 0.999f, 4.0f, 7.0f, 0.0f, 0.0f, 0.9f, 0.9f},     {7, 0.0f, 1.0f, 20.0f, 0.0f, 0.0f, 0.0f, 0.5f},
+      {4, 0.999f, 0.5f, 0.5f, 0.0f, 0.0f, 0.2f, 0.9f},      {64, 0.999f, 2.0f, 9.0f, 0.0f, 0.0f, 0.48f, 0.8f},
+      {33, 0.75f, 3.0f, 6.0f, 0.5f, 2.5f, 0.3f, 0.6f},      {5, 0.9f, 100.0f, 101.0f, -3.0f, -1.0f, 0.0f, 0.0f},
   };
   const int seeds = 10;
   const int envs_per_seed = tg_test::scaled(1000, 50);
@@ -65,6 +71,9 @@ TEST_CASE("random_polar: polar angles strictly increase and span less than 2 pi,
     p.polar.radius_max = c.radius_max;
     p.polar.elevation_min = c.elevation_min;
     p.polar.elevation_max = c.elevation_max;
+    p.polar.lobe_amplitude_min = c.lobe_min;
+    p.polar.lobe_amplitude_max = c.lobe_max;
+    const double r_low = c.radius_min * (1.0 - c.lobe_max), r_high = c.radius_max * (1.0 + c.lobe_max);
     const auto layout = tg::detail::scratch_layout::make(64, 64 * 4, p.num_samples);
     std::vector<unsigned char> scratch(layout.bytes);
     const int m = c.control_points;
@@ -80,7 +89,7 @@ TEST_CASE("random_polar: polar angles strictly increase and span less than 2 pi,
       for (int i = 0; i < m && why.empty(); ++i) {
         const float3 q = pts[static_cast<std::size_t>(i)];
         const double r = std::hypot(static_cast<double>(q.x), static_cast<double>(q.y));
-        if (r < c.radius_min * (1 - 1e-6) || r > c.radius_max * (1 + 1e-6)) why = "radius " + std::to_string(r) + " out of band";
+        if (r < r_low * (1 - 1e-6) || r > r_high * (1 + 1e-6)) why = "radius " + std::to_string(r) + " out of band";
         if (q.z < c.elevation_min || q.z > c.elevation_max) why = "elevation " + std::to_string(q.z) + " out of band";
         if (i == 0) continue;
         // Unwrap: the angle of point i is taken as the first one at or after the previous angle.
@@ -136,4 +145,86 @@ TEST_CASE("random_polar: the draws depend on seed, env, episode and attempt") {
   CHECK_FALSE(same(base, draw(42, 8, 3, 1)));
   CHECK_FALSE(same(base, draw(42, 7, 4, 1)));
   CHECK_FALSE(same(base, draw(42, 7, 3, 2)));
+}
+
+TEST_CASE("random_polar: each radius is its band's draw times the documented lobed profile") {
+  // Reference, in double from the stage's own Philox draws (random123, not re-tested here): draw
+  // M gives the phase (v0) and the split a2 / (a2 + a3) (v1), draw M + 1 the lobe phases (v0,
+  // v1) and the total amplitude (v2); point i's draw gives its jitter (v0), band radius (v1) and
+  // elevation (v2). A swapped draw, a missing lobe or a profile in the absolute angle fails.
+  struct config {
+    int control_points;
+    float jitter, radius_min, radius_max, lobe_min, lobe_max;
+  };
+  const std::vector<config> configs = {{12, 0.3f, 4.5f, 6.0f, 0.48f, 0.8f}, {7, 0.9f, 1.0f, 3.0f, 0.0f, 0.9f},
+                                       {40, 0.0f, 10.0f, 10.0f, 0.9f, 0.9f}};
+  int points = 0;
+  double worst = 0.0;
+  for (const config& c : configs) {
+    tg::track_params p = tg::presets::track(1);
+    p.seed = 1234567;
+    p.polar.control_points = c.control_points;
+    p.polar.angle_jitter = c.jitter;
+    p.polar.radius_min = c.radius_min;
+    p.polar.radius_max = c.radius_max;
+    p.polar.lobe_amplitude_min = c.lobe_min;
+    p.polar.lobe_amplitude_max = c.lobe_max;
+    const auto layout = tg::detail::scratch_layout::make(64, 64 * 4, p.num_samples);
+    std::vector<unsigned char> scratch(layout.bytes);
+    const int m = c.control_points;
+    for (std::uint32_t env = 0; env < 200; ++env) {
+      const std::vector<float3> pts = polar_points(p, scratch, layout, env * 7919u, env % 2);
+      const tg::philox_stream rng(p.seed, env * 7919u, 0, env % 2, tg::stages::random_polar::stage_id);
+      const tg::uniform4 d0 = rng.uniform(static_cast<std::uint32_t>(m));
+      const tg::uniform4 d1 = rng.uniform(static_cast<std::uint32_t>(m + 1));
+      const double phase = two_pi * d0.v[0];
+      const double total = c.lobe_min + (static_cast<double>(c.lobe_max) - c.lobe_min) * d1.v[2];
+      const double a2 = total * d0.v[1], a3 = total - a2;
+      const double p2 = two_pi * d1.v[0], p3 = two_pi * d1.v[1];
+      for (int i = 0; i < m; ++i) {
+        const tg::uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
+        const double t = two_pi / m * (i + c.jitter * (u.v[0] - 0.5));
+        const double band = c.radius_min + (static_cast<double>(c.radius_max) - c.radius_min) * u.v[1];
+        const double r = band * (1.0 + a2 * std::cos(2.0 * t + p2) + a3 * std::cos(3.0 * t + p3));
+        const float3 q = pts[static_cast<std::size_t>(i)];
+        const double err = std::hypot(q.x - r * std::cos(phase + t), q.y - r * std::sin(phase + t)) / r;
+        worst = std::max(worst, err);
+        ++points;
+      }
+    }
+  }
+  MESSAGE(points << " points, largest error relative to the radius " << worst);
+  CHECK(points == 200 * (12 + 7 + 40));
+  CHECK(worst < 2e-5);  // float angles below 4 pi and float cos / sin of them
+}
+
+TEST_CASE("random_polar: without lobes the points are the band's formula, bit for bit") {
+  // Both amplitudes 0 keeps the tracks of the library before the lobes (with its old defaults:
+  // radii 4-7 m, jitter 0.5). The reference repeats that formula's float operations.
+  tg::track_params p = tg::presets::track(1);
+  p.seed = 99;
+  p.polar.radius_min = 4.0f;
+  p.polar.radius_max = 7.0f;
+  p.polar.angle_jitter = 0.5f;
+  p.polar.lobe_amplitude_min = 0.0f;
+  p.polar.lobe_amplitude_max = 0.0f;
+  const auto layout = tg::detail::scratch_layout::make(64, 64 * 4, p.num_samples);
+  std::vector<unsigned char> scratch(layout.bytes);
+  const int m = p.polar.control_points;
+  int differ = 0;
+  for (std::uint32_t env = 0; env < 500; ++env) {
+    const std::vector<float3> pts = polar_points(p, scratch, layout, env, 0);
+    const tg::philox_stream rng(p.seed, env, 0, 0, tg::stages::random_polar::stage_id);
+    const float phase = rng.uniform(static_cast<std::uint32_t>(m)).v[0] * 2.0f * tg::detail::pi;
+    const float step = 2.0f * tg::detail::pi / static_cast<float>(m);
+    std::vector<float3> band(static_cast<std::size_t>(m));
+    for (int i = 0; i < m; ++i) {
+      const tg::uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
+      const float angle = phase + step * (static_cast<float>(i) + 0.5f * (u.v[0] - 0.5f));
+      const float r = 4.0f + (7.0f - 4.0f) * u.v[1];
+      band[static_cast<std::size_t>(i)] = float3{r * std::cos(angle), r * std::sin(angle), 0.0f};
+    }
+    differ += tg_test::same_bytes(pts, band) ? 0 : 1;
+  }
+  CHECK(differ == 0);
 }

@@ -263,7 +263,11 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
     out.add("arc-length spacing of interval ", m.worst_spacing_k, " is ", m.max_spacing_error * 100,
             "% away from L/N (allowed ", tol.spacing * 100, "%)");
   // L is the length of the library's dense centreline; the N-sample polyline cuts corners by at
-  // most the chord deficit (plus float rounding of a sum of N chords).
+  // most the chord deficit (plus float rounding of a sum of N chords). The deficit is estimated
+  // from the samples' curvature, so it gets a factor 2 of slack: after an elevation stage the
+  // samples interpolate the dense polyline (dense_is_spline false), whose vertices on a lobed
+  // polar track's tightest turns (0.4 m at 0.11 m dense spacing) cut 1.6 times the estimate (one
+  // track of 512 in elevation_test's steep uniform case; 1.5 had sufficed before the lobes).
   const double rounding = 1e-5 * L;
   if (tol.reference_length > 0) {
     // Samples on a polyline: their own polyline is never longer, and L is the polyline's length.
@@ -271,9 +275,9 @@ inline void check_geometry(const track_gen::track_snapshot& s, int e, const trac
       out.add("L = ", L, " but the user's polyline is ", tol.reference_length, " long");
     if (m.polyline_length > L + rounding)
       out.add("the samples' polyline (", m.polyline_length, ") is longer than L = ", L);
-  } else if (m.polyline_length > L + rounding || m.polyline_length < L - m.chord_deficit_bound * 1.5 - rounding) {
+  } else if (m.polyline_length > L + rounding || m.polyline_length < L - m.chord_deficit_bound * 2.0 - rounding) {
     out.add("L = ", L, " but the closed polyline through the samples is ", m.polyline_length,
-            " long (allowed: L minus up to ", m.chord_deficit_bound * 1.5, " of chord deficit)");
+            " long (allowed: L minus up to ", m.chord_deficit_bound * 2.0, " of chord deficit)");
   }
 
   for (int k = 0; k < n; ++k) {

@@ -298,7 +298,7 @@ TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the
   expect_invalid_argument(with([](tg::track_params& p) { p.half_width = 0.0f; }), {"half_width", "out of range"});
   expect_invalid_argument(with([](tg::track_params& p) { p.half_width = std::nanf(""); }), {"half_width"});
   expect_invalid_argument(with([](tg::track_params& p) { p.polar.control_points = 3; }), {"polar.control_points", "[4,"});
-  expect_invalid_argument(with([](tg::track_params& p) { p.polar.radius_max = 1.0f; }), {"polar.radius_max", "[4,"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.polar.radius_max = 1.0f; }), {"polar.radius_max", "[4.5,"});
   expect_invalid_argument(with([](tg::track_params& p) { p.polar.angle_jitter = 1.0f; }), {"polar.angle_jitter"});
   expect_invalid_argument(with([](tg::track_params& p) { p.spline.samples_per_segment = 2; }),
                           {"spline.samples_per_segment", "[4, 256]"});
@@ -328,7 +328,7 @@ TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the
   expect_invalid_argument(with([](tg::track_params& p) { p.num_envs = (1 << 30) + 1; }),
                           {"track_params.num_envs = 1073741825 is out of range", "[1, 1073741824]"});
   expect_invalid_argument(with([](tg::track_params& p) { p.polar.radius_max = std::nextafter(p.polar.radius_min, 0.0f); }),
-                          {"track_params.polar.radius_max [m] = 3.9999998 is out of range", "[4, 1e6]",
+                          {"track_params.polar.radius_max [m] = 4.4999995 is out of range", "[4.5, 1e6]",
                            "track_params.polar.radius_min"});
   expect_invalid_argument(with([](tg::track_params&) {}, std::nextafter(1e-3f, 0.0f)),
                           {"checkpoint_spacing [m] = 0.0009999999 is out of range", "[0.001, 1e6]"});

@@ -131,6 +131,8 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::polar_radius_min, p.polar.radius_min);
   check_range(param::polar_radius_max, p.polar.radius_max, p.polar.radius_min);
   check_range(param::polar_angle_jitter, p.polar.angle_jitter);
+  check_range(param::polar_lobe_amplitude_min, p.polar.lobe_amplitude_min);
+  check_range(param::polar_lobe_amplitude_max, p.polar.lobe_amplitude_max, p.polar.lobe_amplitude_min);
   check_range(param::polar_elevation_min, p.polar.elevation_min);
   check_range(param::polar_elevation_max, p.polar.elevation_max, p.polar.elevation_min);
   check_range(param::repulsive_clearance, p.repulsive.clearance);

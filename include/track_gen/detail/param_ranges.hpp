@@ -22,6 +22,8 @@ enum class param : int {
   polar_radius_min,
   polar_radius_max,
   polar_angle_jitter,
+  polar_lobe_amplitude_min,
+  polar_lobe_amplitude_max,
   polar_elevation_min,
   polar_elevation_max,
   repulsive_clearance,
@@ -187,6 +189,12 @@ inline constexpr param_range param_ranges[] = {
    nullptr,
    "a fraction of the angular step 2 pi / M; each angle moves at most jitter / 2 of a step either way, so below 1 "
    "the angles stay strictly increasing; 0.999 leaves room for float rounding"},
+  {param::polar_lobe_amplitude_min, "track_params.polar.lobe_amplitude_min", "", false, 0, 0.9, bound::closed,
+   bound::closed, nullptr,
+   "a fraction of the radius; at most 0.9, so the radial profile 1 + a2 cos(2t + p2) + a3 cos(3t + p3) stays >= 0.1 "
+   "and the control points stay off the origin (star-shaped, never self-intersecting)"},
+  {param::polar_lobe_amplitude_max, "track_params.polar.lobe_amplitude_max", "", false, 0, 0.9, bound::closed,
+   bound::closed, "track_params.polar.lobe_amplitude_min", "an amplitude band: lobe_amplitude_max >= lobe_amplitude_min"},
   {param::polar_elevation_min, "track_params.polar.elevation_min", "m", false, -max_length, max_length, bound::closed,
    bound::closed, nullptr, "an elevation band; lengths stay within 1e6 m"},
   {param::polar_elevation_max, "track_params.polar.elevation_max", "m", false, -max_length, max_length, bound::closed,

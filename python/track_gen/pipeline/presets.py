@@ -10,7 +10,7 @@ and its range). ``TrackParams.resolved()`` shows every value (needs the compiled
 
 Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_samples``,
 ``half_width``, ``gate_half_height``, and per stage ``polar.{control_points, radius_min,
-radius_max, angle_jitter, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
+radius_max, angle_jitter, lobe_amplitude_min, lobe_amplitude_max, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
 max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
 length_max, turn_radius_min, clearance_margin, max_attempts}``, and the generator families'
 ``bezier.{corners_min, corners_max, extent, layout, min_corner_distance, max_turn, rad, edgy,
@@ -174,7 +174,8 @@ def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
 
 def track(num_envs: int, device="cuda:0", seed: int = 0, **overrides) -> TrackParams:
     """A small flat closed circuit per environment (C++ ``presets::track``): 12 control points at
-    radii 4-7 m, centrelines of 10-60 m, half-width 0.3 m, 256 samples.
+    radii 4.5-6 m scaled by random two- and three-lobed profiles, centrelines of 10-60 m
+    (about 36-56 m), half-width 0.3 m, 256 samples.
 
     Args:
         num_envs: environments (one track each), in [1, 2**30] (docs/parameters.md).

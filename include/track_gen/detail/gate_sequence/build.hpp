@@ -125,9 +125,9 @@ TRACK_GEN_HD void build_gate_sequence(const Group& grp, const track_params& p, i
       // Control point floor(j M / m) of stages::random_polar (j itself when all are kept).
       const int all = p.polar.control_points;
       const philox_stream rng(p.seed, global_env, episode, at, stages::random_polar::stage_id);
-      const float phase = stages::random_polar::phase(p, rng);
+      const stages::random_polar::shape shape = stages::random_polar::draw_shape(p, rng);
       for (int j = rank; j < m; j += lanes)
-        g[j] = stages::random_polar::point(p, rng, phase, m == all ? j : static_cast<int>(static_cast<long long>(j) * all / m));
+        g[j] = stages::random_polar::point(p, rng, shape, m == all ? j : static_cast<int>(static_cast<long long>(j) * all / m));
     }
     grp.sync();
     // Ordering (stages::gate_anchors): angle-sorted about the centroid, ties by index.

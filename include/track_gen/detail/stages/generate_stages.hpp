@@ -28,28 +28,54 @@ TRACK_GEN_HD inline bool within_segment_box(float3 p, float3 a, float3 b, float 
 namespace track_gen::stages {
 
 /// M control points at sorted jittered angles around the origin, radii uniform in
-/// [radius_min, radius_max], elevations uniform in [elevation_min, elevation_max]. A polygon
-/// whose vertices have strictly increasing polar angles is star-shaped about the origin, so it
-/// never self-intersects. Random stream: stage 1, draw i for point i, draw M for the phase.
+/// [radius_min, radius_max] times a lobed profile 1 + a2 cos(2 t + p2) + a3 cos(3 t + p3) of the
+/// angle t from the phase (random_polar_params), elevations uniform in [elevation_min,
+/// elevation_max]. The profile stays >= 0.1 (the amplitudes sum to at most 0.9), so the points
+/// keep strictly increasing polar angles off the origin: the polygon is star-shaped about the
+/// origin and never self-intersects. Random stream: stage 1, draw i for point i (angle, radius,
+/// elevation), draw M for the phase and the split a2 / (a2 + a3), draw M + 1 for p2, p3 and the
+/// total amplitude. With both lobe amplitudes 0 the profile is exactly 1.
 struct random_polar {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 1;
 
+  /// One track's draws shared by all its points: the phase of the angles [rad] and the lobes.
+  struct shape {
+    float phase;     ///< angle of point 0 before its jitter [rad]
+    float a2, a3;    ///< lobe amplitudes, fractions of the radius
+    float p2, p3;    ///< lobe phases [rad]
+  };
+
   /// The control points it writes for `p` (host; sizes the scratch).
   static int max_control_points(const track_params& p) { return p.polar.control_points; }
 
-  /// The phase of the angles (draw M of `rng`, the stage's stream).
-  TRACK_GEN_HD static float phase(const track_params& p, const philox_stream& rng) {
-    return rng.uniform(static_cast<std::uint32_t>(p.polar.control_points)).v[0] * 2.0f * detail::pi;
+  /// The track's shape (draws M and M + 1 of `rng`, the stage's stream).
+  TRACK_GEN_HD static shape draw_shape(const track_params& p, const philox_stream& rng) {
+    using namespace detail;
+    const std::uint32_t m = static_cast<std::uint32_t>(p.polar.control_points);
+    const uniform4 d0 = rng.uniform(m);
+    const uniform4 d1 = rng.uniform(m + 1u);
+    const float total = lerp(p.polar.lobe_amplitude_min, p.polar.lobe_amplitude_max, d1.v[2]);
+    shape s;
+    s.phase = d0.v[0] * 2.0f * pi;
+    s.a2 = total * d0.v[1];
+    s.a3 = total - s.a2;
+    s.p2 = d1.v[0] * 2.0f * pi;
+    s.p3 = d1.v[1] * 2.0f * pi;
+    return s;
   }
 
-  /// Control point i (draw i of `rng`, the stage's stream) at `phase` (phase(p, rng)).
-  TRACK_GEN_HD static float3 point(const track_params& p, const philox_stream& rng, float phase, int i) {
+  /// Control point i (draw i of `rng`, the stage's stream) of the track drawn as `s`
+  /// (draw_shape(p, rng)).
+  TRACK_GEN_HD static float3 point(const track_params& p, const philox_stream& rng, const shape& s, int i) {
     using namespace detail;
     const float step = 2.0f * pi / static_cast<float>(p.polar.control_points);
     const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
-    const float angle = phase + step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
-    const float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
+    const float t = step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
+    const float angle = s.phase + t;
+    float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
+    // Skipped without lobes, so that those points are the band's bit for bit on both backends.
+    if (s.a2 != 0.0f || s.a3 != 0.0f) r *= 1.0f + s.a2 * std::cos(2.0f * t + s.p2) + s.a3 * std::cos(3.0f * t + s.p3);
     const float z = lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]);
     return f3(r * std::cos(angle), r * std::sin(angle), z);
   }
@@ -58,8 +84,8 @@ struct random_polar {
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     const int m = p.polar.control_points;
     const philox_stream rng = ws.rng(stage_id);
-    const float at = phase(p, rng);
-    for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = point(p, rng, at, i);
+    const shape s = draw_shape(p, rng);
+    for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = point(p, rng, s, i);
     ws.num_control = m;
     ctx.sync();
   }
