@@ -33,6 +33,26 @@ TRACK_GEN_HD inline float3 cross(float3 a, float3 b) {
 TRACK_GEN_HD inline float length(float3 a) { return std::sqrt(dot(a, a)); }
 TRACK_GEN_HD inline float3 lerp(float3 a, float3 b, float t) { return a + (b - a) * t; }
 TRACK_GEN_HD inline float lerp(float a, float b, float t) { return a + (b - a) * t; }
+/// a * b rounded on its own, never fused with an add that uses it. nvcc fuses a product into a
+/// multiply-add where it is used, and for a product used more than once that choice depends on
+/// the kernel the code is inlined into: two pipelines would then build different bits from the
+/// same stage code. Stages write such products with mul_rn / mul_add.
+TRACK_GEN_HD inline float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+/// a * b + c as one fused multiply-add on the device (what nvcc makes of a single-use product),
+/// a * b + c as the host compiler evaluates it.
+TRACK_GEN_HD inline float mul_add(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 TRACK_GEN_HD inline bool is_finite(float v) { return std::isfinite(v); }
 TRACK_GEN_HD inline bool is_finite(float3 a) { return is_finite(a.x) && is_finite(a.y) && is_finite(a.z); }
 /// Every coordinate of `p` within [-max_position, max_position] (param_ranges.hpp): false for NaN

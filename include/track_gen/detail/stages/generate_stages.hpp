@@ -58,7 +58,7 @@ struct random_polar {
     const float total = lerp(p.polar.lobe_amplitude_min, p.polar.lobe_amplitude_max, d1.v[2]);
     shape s;
     s.phase = d0.v[0] * 2.0f * pi;
-    s.a2 = total * d0.v[1];
+    s.a2 = mul_rn(total, d0.v[1]);  // used twice (mul_rn: the same bits in every kernel)
     s.a3 = total - s.a2;
     s.p2 = d1.v[0] * 2.0f * pi;
     s.p3 = d1.v[1] * 2.0f * pi;
@@ -71,11 +71,16 @@ struct random_polar {
     using namespace detail;
     const float step = 2.0f * pi / static_cast<float>(p.polar.control_points);
     const uniform4 u = rng.uniform(static_cast<std::uint32_t>(i));
-    const float t = step * (static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f));
-    const float angle = s.phase + t;
+    const float x = static_cast<float>(i) + p.polar.angle_jitter * (u.v[0] - 0.5f);
+    // The angle as the band alone computed it (one multiply-add on the device); t, used three
+    // times, rounded on its own (mul_rn): the same bits in every pipeline's kernel.
+    const float angle = mul_add(step, x, s.phase);
     float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
     // Skipped without lobes, so that those points are the band's bit for bit on both backends.
-    if (s.a2 != 0.0f || s.a3 != 0.0f) r *= 1.0f + s.a2 * std::cos(2.0f * t + s.p2) + s.a3 * std::cos(3.0f * t + s.p3);
+    if (s.a2 != 0.0f || s.a3 != 0.0f) {
+      const float t = mul_rn(step, x);
+      r *= mul_add(s.a3, std::cos(mul_add(3.0f, t, s.p3)), mul_add(s.a2, std::cos(mul_add(2.0f, t, s.p2)), 1.0f));
+    }
     const float z = lerp(p.polar.elevation_min, p.polar.elevation_max, u.v[2]);
     return f3(r * std::cos(angle), r * std::sin(angle), z);
   }

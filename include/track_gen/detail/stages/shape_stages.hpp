@@ -74,16 +74,18 @@ struct resample {
         const int seg = lo / per;
         const spline_segment& sp = ws.spline[seg];
         const float inv_per = 1.0f / static_cast<float>(per);
-        const float u0 = static_cast<float>(lo - seg * per) * inv_per;
+        const float u0 = mul_rn(static_cast<float>(lo - seg * per), inv_per);  // used three times
         // frac is a share of the interval's chord; the parameter that covers that share of its
         // arc, with the speed |dp/du| taken linear across the interval (speeds s0, s1 at its
         // ends): the root in [0, 1] of s0 v + (s1 - s0) v^2 / 2 = frac (s0 + s1) / 2. Where the
         // speed changes fast (tight turns on long segments) a linear map puts samples more
         // than 1 % of L / N off their spacing.
+        // Products written with mul_rn / mul_add: a sum of two products, or a product used twice,
+        // is fused differently by nvcc in different kernels (math.hpp).
         const float s0 = length(sp.derivative(u0)), s1 = length(sp.derivative(u0 + inv_per));
-        const float root = std::sqrt((1.0f - frac) * s0 * s0 + frac * s1 * s1);
+        const float root = std::sqrt(mul_add(mul_rn(frac, s1), s1, mul_rn(mul_rn(1.0f - frac, s0), s0)));
         const float v = s0 + root > 0.0f ? frac * (s0 + s1) / (s0 + root) : frac;
-        ws.position[k] = sp.point(u0 + v * inv_per);
+        ws.position[k] = sp.point(mul_add(v, inv_per, u0));
       } else {
         ws.position[k] = lerp(ws.dense[lo], ws.dense[lo + 1 == nd ? 0 : lo + 1], frac);
       }
