@@ -230,13 +230,16 @@ def test_ten_thousand_replays_match_a_pure_pytorch_reference():
     assert elapsed < 120, report
 
 
-CPU_ITERATIONS = 400  # ~0.1 s each on 2 cores, nearly all in the reference and the harness
+# ~0.1 s each on 2 cores, nearly all in the reference and the harness. 600: agents move about 0.1 m
+# an iteration, and a lap of the track preset (36-56 m since the lobed polar tracks) needs more than
+# 400 of them (at 400 no env completed one, so the lap flag never fired).
+CPU_ITERATIONS = 600
 
 
 @pytest.mark.cpu
 def test_eager_steps_of_a_cpu_course_match_the_pure_pytorch_reference(monkeypatch):
-    """The same harness on a CPU course (the host backend), eagerly: 2,000 iterations with done
-    envs regenerated (about 100), every comparison as on the GPU."""
+    """The same harness on a CPU course (the host backend), eagerly: CPU_ITERATIONS iterations with
+    done envs regenerated (about 100), every comparison as on the GPU."""
     monkeypatch.setattr(sys.modules[__name__], "DEVICE", "cpu")
     torch.manual_seed(2026)
     course = make_course(E, seed=29, device="cpu")
