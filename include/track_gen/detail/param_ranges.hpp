@@ -158,11 +158,11 @@ inline constexpr param_range param_ranges[] = {
   {param::num_samples, "track_params.num_samples", "", true, 8, 4096, bound::closed, bound::closed, nullptr,
    "fewer than 8 samples make a closed track a coarse polygon whose curvature and spacing tests say little; the N "
    "samples (12 bytes each) sit in one block's shared memory next to the dense samples, and every O(N) progress "
-   "search scans them. Random tracks at the track preset's other defaults validate from about 56 to about 640 "
-   "samples (host backend, 256 envs: the fallback ellipse for 145 envs at N = 32, 18 at 48, none from 56 to 640, "
-   "27 at 768, 158 at 1024, all at 4096): above that the dense spline (polar.control_points x "
-   "spline.samples_per_segment, 384 points by default) is too coarse for the spacing test; with "
-   "spline.samples_per_segment = 128 none fell back at 1024 and 4096"},
+   "search scans them. Random tracks at the track preset's other defaults validate from about 64 samples up "
+   "(host backend, 256 envs: the fallback ellipse for 221 envs at N = 32, 51 at 48, 8 at 56, 2 at 64, none from "
+   "128 to 4096): below that the samples are too coarse for the lobes' tightest turns. Before resample mapped "
+   "the dense intervals through the spline's speed, N above 640 failed its spacing test too (band-only tracks: 27 "
+   "envs at 768, all at 4096; none since)"},
   {param::half_width, "track_params.half_width", "m", false, 1e-4, max_length, bound::closed, bound::closed, nullptr,
    "a road has a width (0.1 mm at least); lengths stay <= 1e6 m (float32 coordinates)"},
   {param::gate_half_height, "track_params.gate_half_height", "m", false, 1e-4, max_length, bound::closed, bound::closed,
