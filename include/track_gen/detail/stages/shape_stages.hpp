@@ -40,8 +40,9 @@ struct catmull_rom {
 
 /// Cumulative chord length of the closed dense centreline (a block-wide inclusive scan), its
 /// total L, and N samples at arc lengths k * L / N: a binary search finds the dense interval,
-/// then the spline is re-evaluated inside it (the power form catmull_rom kept, or the polyline
-/// interpolated, for user centrelines).
+/// then the spline is re-evaluated inside it (the power form catmull_rom kept, at the parameter
+/// that covers the sample's share of the interval with the speed taken linear across it), or
+/// the polyline interpolated, for user centrelines.
 struct resample {
   static constexpr detail::stage_role role = detail::stage_role::shape;
   static constexpr std::uint32_t stage_id = 4;
