@@ -48,14 +48,15 @@ struct generator_params {
 /// radii drawn in a band and scaled by a random lobed profile (two and three lobes).
 ///
 /// Defaults and why (the `track` preset: tracks of 10-60 m, half-width 0.3 m): 12 points at
-/// radii 4.5-6 m, each angle jittered by 0.3 of a step (the seed system's polar angular jitter),
-/// and lobes whose amplitudes sum to 0.48-0.8 of the radius. The lobes make peanuts, kidneys,
-/// L- and Y-shapes of 36-56 m (median compactness 0.66 on the host at seed 0, against 0.86 for
-/// the band alone: docs/shapes.md); they are smooth at the scale of the points, so the spline
-/// keeps its turns wider than the 0.4 m validate asks for (1.07 attempts a track, against 1.2
-/// for the band alone). A narrow band with strong lobes, rather than a wide band: radii drawn
-/// independently in 1.5-7 m reach the same compactness but put spikes between neighbours, and
-/// 94 % of those tracks fail the turn radius.
+/// radii 4.5-6 m, each angle jittered by up to 0.15 of a step either way (angle_jitter 0.3: 1.09
+/// attempts a track against 1.13 at 0.4, the same shapes), and lobes whose amplitudes sum to
+/// 0.48-0.8 of the radius. The lobes make peanuts, kidneys, L- and Y-shapes of 36-56 m (median
+/// compactness 0.65 on the host at seed 0, against 0.86 for the band alone: docs/shapes.md);
+/// they are smooth at the scale of the points, so the spline keeps its turns wider than the
+/// 0.4 m validate asks for (1.07 attempts a track, against 1.2 for the band alone). A narrow
+/// band with strong lobes, rather than a wide band: radii drawn independently in 1.5-7 m reach
+/// the same compactness but put spikes between neighbours, and 94 % of those tracks fail the
+/// turn radius.
 struct random_polar_params {
   /// Number of control points M, in [4, 1024].
   int control_points = 12;
