@@ -48,15 +48,15 @@ struct generator_params {
 /// radii drawn in a band and scaled by a random lobed profile (two and three lobes).
 ///
 /// Defaults and why (the `track` preset: tracks of 10-60 m, half-width 0.3 m): 12 points at
-/// radii 4.5-6 m, each angle jittered by up to 0.15 of a step either way (angle_jitter 0.3: 1.09
-/// attempts a track against 1.13 at 0.4, the same shapes), and lobes whose amplitudes sum to
-/// 0.48-0.8 of the radius. The lobes make peanuts, kidneys, L- and Y-shapes of 36-56 m (median
+/// radii 4.5-6 m, each angle jittered by up to 0.15 of a step either way (angle_jitter 0.3: 1.07
+/// attempts a track against 1.09 at 0.4, host, E = 512, seed 0), and lobes whose amplitudes sum
+/// to 0.48-0.8 of the radius. The lobes make peanuts, kidneys, L- and Y-shapes of 36-56 m (median
 /// compactness 0.65 on the host at seed 0, against 0.86 for the band alone: docs/shapes.md);
 /// they are smooth at the scale of the points, so the spline keeps its turns wider than the
 /// 0.4 m validate asks for (1.07 attempts a track, against 1.2 for the band alone). A narrow
 /// band with strong lobes, rather than a wide band: radii drawn independently in 1.5-7 m reach
-/// the same compactness but put spikes between neighbours, and 94 % of those tracks fail the
-/// turn radius.
+/// only 0.71, and they put spikes between neighbours: 94 % of their first attempts fail the turn
+/// radius.
 struct random_polar_params {
   /// Number of control points M, in [4, 1024].
   int control_points = 12;
@@ -166,12 +166,12 @@ struct budget_params {
 ///
 /// Defaults and why (the `track` preset's scale: tracks of 10-60 m, half-width 0.3 m): 14 targets
 /// at radii 2.5-7.5 m give loops of about 38 m whose radius varies by a factor of 3 around the lap
-/// (median compactness about 0.67, against 0.86 for random_polar's 4-7 m band without lobes);
-/// sites 2 m apart, jittered by 0.9 of a cell, move each target by up to about a metre, the
-/// irregularity of the field; dropping sites closer than half a step in angle removes the
-/// radial spikes that otherwise fail the 0.4 m turn radius; 2 Chaikin rounds round the corners
-/// enough that 78 % of first attempts pass validation (1 round: 42 %). docs/generators.md has
-/// the figures.
+/// (median compactness about 0.80: docs/generators.md; 0.86 for random_polar's 4-7 m band
+/// without lobes); sites 2 m apart, jittered by 0.9 of a cell, move each target by up to about a
+/// metre, the irregularity of the field; dropping sites closer than half a step in angle
+/// removes the radial spikes that otherwise fail the 0.4 m turn radius; 2 Chaikin rounds round
+/// the corners enough that 78 % of first attempts pass validation (1 round: 42 %).
+/// docs/generators.md has the figures.
 struct voronoi_params {
   /// Number of targets K (control points before corner cutting), in [4, 256].
   int control_points = 14;
