@@ -184,5 +184,7 @@ def test_elevation_overrides_take_our_names_and_the_seed_systems():
     assert dict(p.overrides) == {"elevation.profile": "harmonics", "elevation.knots": 6, "elevation.z_max": 4.0,
                                  "elevation.max_grade": 0.4, "elevation.harmonics": 2, "seed": 3}
     assert presets.track(4, elevation__z_min=-1.0, z_control_points=12).overrides["elevation.knots"] == 12
+    q = presets.track(4, polar_num_knots=16)
+    assert q.overrides["polar.control_points"] == 16 and q.given_as == {"polar.control_points": "polar_num_knots"}
     with pytest.raises(TypeError, match="'elevation.profile' must be a profile name"):
         presets.track(4, z_profile=2)

@@ -31,6 +31,9 @@ max_grade, harmonics}``, ``profile`` one of ``"flat"`` (the default), ``"uniform
 ``"random_walk"``, ``"harmonics"``; or the seed system's names ``z_profile`` (``"noise"`` is
 ``"harmonics"``), ``z_min``, ``z_max``, ``z_control_points``, ``z_valid_grade``,
 ``z_noise_harmonics``. :func:`elevated_drone_track` is a drone course with a random-walk profile.
+
+The polar family's knot count also takes the seed system's name ``polar_num_knots``
+(``polar.control_points``); its radial and angular jitters are not ours (docs/generators/polar.md).
 """
 from __future__ import annotations
 
@@ -42,8 +45,9 @@ from typing import Any, Dict, Mapping
 __all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track", "gate_course"]
 
 _STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "elevation", "gates")
-# The seed system's names of the elevation fields.
-_SEED_NAMES = {"z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
+# The seed system's names of the elevation fields and of the polar family's knot count (its
+# polar_radial_jitter and polar_angular_jitter have no counterpart of the same meaning).
+_SEED_NAMES = {"polar_num_knots": "polar.control_points", "z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
                "z_control_points": "elevation.knots", "z_valid_grade": "elevation.max_grade",
                "z_noise_harmonics": "elevation.harmonics"}
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
