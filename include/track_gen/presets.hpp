@@ -40,9 +40,9 @@ using checkpoint_pipeline = one_family_pipeline<stages::checkpoint_walk>;
 ///
 /// Defaults and why: 12 control points at radii 4.5-6 m, scaled by random two- and three-lobed
 /// profiles (random_polar_params), give centrelines of roughly 36-56 m (accepted 10-60 m) shaped
-/// as peanuts, kidneys, L- and Y-shapes rather than blobs; half-width 0.3 m fits a 1:10 RC car with room to overtake nothing;
-/// minimum turn radius 0.4 m is about the tightest turn of such a car at low speed; the
-/// repulsive stage keeps control points 1.5 m from non-adjacent polygon sides so that the
+/// as peanuts, kidneys, L- and Y-shapes rather than blobs; half-width 0.3 m fits a 1:10 RC car
+/// with room to overtake nothing; minimum turn radius 0.4 m is about the tightest turn of such
+/// a car at low speed; the repulsive stage keeps control points 1.5 m from non-adjacent polygon sides so that the
 /// spline leaves room for two track widths (2 * 0.3 m + 0.1 m margin); 256 samples give about
 /// 0.1-0.2 m between samples; 16 attempts before the ellipse fallback.
 inline track_params track(int num_envs) {

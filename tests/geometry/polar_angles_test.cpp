@@ -41,17 +41,34 @@ std::vector<float3> polar_points(const tg::track_params& p, std::vector<unsigned
   return std::vector<float3>(ws.control, ws.control + ws.num_control);
 }
 
+/// One parameter set of random_polar.
+struct polar_config {
+  int control_points;
+  float jitter, radius_min, radius_max, elevation_min, elevation_max, lobe_min, lobe_max;
+};
+
+/// The track preset for one env with `c`'s random_polar parameters.
+tg::track_params polar_params(const polar_config& c, std::uint64_t seed) {
+  tg::track_params p = tg::presets::track(1);
+  p.seed = seed;
+  p.polar.control_points = c.control_points;
+  p.polar.angle_jitter = c.jitter;
+  p.polar.radius_min = c.radius_min;
+  p.polar.radius_max = c.radius_max;
+  p.polar.elevation_min = c.elevation_min;
+  p.polar.elevation_max = c.elevation_max;
+  p.polar.lobe_amplitude_min = c.lobe_min;
+  p.polar.lobe_amplitude_max = c.lobe_max;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("random_polar: polar angles strictly increase and span less than 2 pi, radii in band") {
-  struct config {
-    int control_points;
-    float jitter, radius_min, radius_max, elevation_min, elevation_max, lobe_min, lobe_max;
-  };
   // The preset, the band alone (its previous defaults), the extreme jitter (0.999: neighbours
   // may come within 1e-3 of a step) with the strongest lobes, no jitter, the fewest points, the
   // most points of the default tuning, a 3D band, a thin ring.
-  const std::vector<config> configs = {
+  const std::vector<polar_config> configs = {
       {12, 0.3f, 4.5f, 6.0f, 0.0f, 0.0f, 0.48f, 0.8f},      {12, 0.5f, 4.0f, 7.0f, 0.0f, 0.0f, 0.0f, 0.0f},
       {12, 0.999f, 4.0f, 7.0f, 0.0f, 0.0f, 0.9f, 0.9f},     {7, 0.0f, 1.0f, 20.0f, 0.0f, 0.0f, 0.0f, 0.5f},
       {4, 0.999f, 0.5f, 0.5f, 0.0f, 0.0f, 0.2f, 0.9f},      {64, 0.999f, 2.0f, 9.0f, 0.0f, 0.0f, 0.48f, 0.8f},
@@ -62,17 +79,9 @@ TEST_CASE("random_polar: polar angles strictly increase and span less than 2 pi,
   const double angle_tol = 1e-5;  // float angles of magnitude < 4 pi, cos/sin and atan2 rounding
   int pairs = 0, failures = 0;
   for (int seed = 0; seed < seeds; ++seed) {
-    const config& c = configs[static_cast<std::size_t>(seed) % configs.size()];
-    tg::track_params p = tg::presets::track(1);
-    p.seed = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(seed + 1);  // spread over 64 bits
-    p.polar.control_points = c.control_points;
-    p.polar.angle_jitter = c.jitter;
-    p.polar.radius_min = c.radius_min;
-    p.polar.radius_max = c.radius_max;
-    p.polar.elevation_min = c.elevation_min;
-    p.polar.elevation_max = c.elevation_max;
-    p.polar.lobe_amplitude_min = c.lobe_min;
-    p.polar.lobe_amplitude_max = c.lobe_max;
+    const polar_config& c = configs[static_cast<std::size_t>(seed) % configs.size()];
+    // Seeds spread over 64 bits.
+    const tg::track_params p = polar_params(c, 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(seed + 1));
     const double r_low = c.radius_min * (1.0 - c.lobe_max), r_high = c.radius_max * (1.0 + c.lobe_max);
     const auto layout = tg::detail::scratch_layout::make(64, 64 * 4, p.num_samples);
     std::vector<unsigned char> scratch(layout.bytes);
@@ -152,23 +161,13 @@ TEST_CASE("random_polar: each radius is its band's draw times the documented lob
   // M gives the phase (v0) and the split a2 / (a2 + a3) (v1), draw M + 1 the lobe phases (v0,
   // v1) and the total amplitude (v2); point i's draw gives its jitter (v0), band radius (v1) and
   // elevation (v2). A swapped draw, a missing lobe or a profile in the absolute angle fails.
-  struct config {
-    int control_points;
-    float jitter, radius_min, radius_max, lobe_min, lobe_max;
-  };
-  const std::vector<config> configs = {{12, 0.3f, 4.5f, 6.0f, 0.48f, 0.8f}, {7, 0.9f, 1.0f, 3.0f, 0.0f, 0.9f},
-                                       {40, 0.0f, 10.0f, 10.0f, 0.9f, 0.9f}};
+  const std::vector<polar_config> configs = {{12, 0.3f, 4.5f, 6.0f, 0.0f, 0.0f, 0.48f, 0.8f},
+                                             {7, 0.9f, 1.0f, 3.0f, 0.0f, 0.0f, 0.0f, 0.9f},
+                                             {40, 0.0f, 10.0f, 10.0f, 0.0f, 0.0f, 0.9f, 0.9f}};
   int points = 0;
   double worst = 0.0;
-  for (const config& c : configs) {
-    tg::track_params p = tg::presets::track(1);
-    p.seed = 1234567;
-    p.polar.control_points = c.control_points;
-    p.polar.angle_jitter = c.jitter;
-    p.polar.radius_min = c.radius_min;
-    p.polar.radius_max = c.radius_max;
-    p.polar.lobe_amplitude_min = c.lobe_min;
-    p.polar.lobe_amplitude_max = c.lobe_max;
+  for (const polar_config& c : configs) {
+    const tg::track_params p = polar_params(c, 1234567);
     const auto layout = tg::detail::scratch_layout::make(64, 64 * 4, p.num_samples);
     std::vector<unsigned char> scratch(layout.bytes);
     const int m = c.control_points;

@@ -10,9 +10,10 @@ and its range). ``TrackParams.resolved()`` shows every value (needs the compiled
 
 Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_samples``,
 ``half_width``, ``gate_half_height``, and per stage ``polar.{control_points, radius_min,
-radius_max, angle_jitter, lobe_amplitude_min, lobe_amplitude_max, elevation_min, elevation_max}``, ``repulsive.{clearance, smoothing,
-max_iterations, tolerance}``, ``spline.samples_per_segment``, ``validate.{length_min,
-length_max, turn_radius_min, clearance_margin, max_attempts}``, and the generator families'
+radius_max, angle_jitter, lobe_amplitude_min, lobe_amplitude_max, elevation_min,
+elevation_max}``, ``repulsive.{clearance, smoothing, max_iterations, tolerance}``,
+``spline.samples_per_segment``, ``validate.{length_min, length_max, turn_radius_min,
+clearance_margin, max_attempts}``, and the generator families'
 ``bezier.{corners_min, corners_max, extent, layout, min_corner_distance, max_turn, rad, edgy,
 handle_clamp, samples_per_piece}``, ``hull.{corners_min, corners_max, extent, layout,
 min_corner_distance, max_turn, displacement, convex, chaikin_passes}``, ``voronoi.{control_points, radius_min, radius_max, angle_jitter, site_spacing, site_jitter,
@@ -47,7 +48,8 @@ __all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track", "gate_
 _STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "elevation", "gates")
 # The seed system's names of the elevation fields and of the polar family's knot count (its
 # polar_radial_jitter and polar_angular_jitter have no counterpart of the same meaning).
-_SEED_NAMES = {"polar_num_knots": "polar.control_points", "z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
+_SEED_NAMES = {"polar_num_knots": "polar.control_points",
+               "z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
                "z_control_points": "elevation.knots", "z_valid_grade": "elevation.max_grade",
                "z_noise_harmonics": "elevation.harmonics"}
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")

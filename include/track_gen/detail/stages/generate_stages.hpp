@@ -76,7 +76,8 @@ struct random_polar {
     // times, rounded on its own (mul_rn): the same bits in every pipeline's kernel.
     const float angle = mul_add(step, x, s.phase);
     float r = lerp(p.polar.radius_min, p.polar.radius_max, u.v[1]);
-    // Skipped without lobes, so that those points are the band's bit for bit on both backends.
+    // Without lobes the factor would be exactly 1: skipped, so that gate courses and long_track
+    // (lobes 0) spend no cosines on it.
     if (s.a2 != 0.0f || s.a3 != 0.0f) {
       const float t = mul_rn(step, x);
       r *= mul_add(s.a3, std::cos(mul_add(3.0f, t, s.p3)), mul_add(s.a2, std::cos(mul_add(2.0f, t, s.p2)), 1.0f));
