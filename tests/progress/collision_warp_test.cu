@@ -12,7 +12,8 @@
 // - a partial last warp (the count not a multiple of 32, and a count below 32), blocks of 128
 //   and 96 threads, and two-dimensional blocks (the lane taken from the linear thread index);
 // and the library's launches that now call it (query_kernel's warp-wide form): the batch
-// collide_boxes and course::step's contacts, each against the one-thread kernel, bit for bit.
+// collide_boxes and course::step's contacts, each against the one-thread kernel, bit for bit,
+// on courses whose sizes give each env 8, 4, 2 and 1 lanes (warp_form_lanes_per_env).
 #include "progress_harness.hpp"
 
 #include <track_gen/collision.hpp>
@@ -20,6 +21,7 @@
 #include <climits>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -262,8 +264,9 @@ TEST_CASE("collide_box_warp equals collide_box bit for bit, lane by lane") {
   CHECK(count_differences(run_warp(r, few, dim3(64)), run_one_thread(r, few), "collide_box_warp, 5 boxes") == 0);
 }
 
-TEST_CASE("collide_boxes and course::step's contacts equal collide_box bit for bit") {
-  const int envs = 77;  // not a multiple of 32: the last warp is partial
+/// collide_boxes and course::step's contacts on a course of `envs` envs against the one-thread
+/// kernel, bit for bit (`step`: course::step's contacts, else the batch collide_boxes).
+void check_library_launches(int envs, bool step) {
   const tg::track_params params = generated_params(envs);
   cuda_rig r(params, 0.6f);
   const tg::track_snapshot t = r.tracks();
@@ -298,7 +301,7 @@ TEST_CASE("collide_boxes and course::step's contacts equal collide_box bit for b
     extents.upload(h, r.stream());
   };
 
-  SUBCASE("collide_boxes") {
+  if (!step) {
     for (int round = 0; round < 6; ++round) {
       CAPTURE(round);
       std::vector<box_query> in = draw(box_maker::kinds);
@@ -322,19 +325,20 @@ TEST_CASE("collide_boxes and course::step's contacts equal collide_box bit for b
       const auto c = clearance.download(r.stream());
       const auto p = nearest.download(r.stream()), nn = normal.download(r.stream());
       const auto s = side.download(r.stream());
-      int lost = 0;
+      int lost = 0, differ = 0;
       for (int e = 0; e < envs; ++e) {
         const auto i = static_cast<std::size_t>(e);
         tg::box_contact got{f[i], c[i], p[i], nn[i], static_cast<tg::border_side>(s[i]), want[i].corner, hint[i]};
-        INFO("env " << e << ": " << describe(got) << " vs one thread " << describe(want[i]));
-        CHECK(same_contact(got, want[i]));
+        if (!same_contact(got, want[i]) && differ++ == 0)  // the first difference, in full
+          FAIL_CHECK("env " << e << ": " << describe(got) << " vs one thread " << describe(want[i]));
         lost += has(want[i].flags, tg::contact_flags::lost) ? 1 : 0;
       }
+      CHECK(differ == 0);
       if (window > 0) CHECK(lost > 0);
     }
   }
 
-  SUBCASE("course::step") {
+  else {
     std::vector<box_query> in = draw(box_maker::kinds - 1);
     upload_boxes(in);
     r.course().bind(centres.data(), orientations.data(), extents.data(), r.stream().get());
@@ -355,16 +359,29 @@ TEST_CASE("collide_boxes and course::step's contacts equal collide_box bit for b
         in[i].trust_margin = has(now.status[i], tg::status::valid) ? margin : 0.0f;
       }
       const std::vector<tg::box_contact> want = run_one_thread(r, in);
-      int lost = 0;
+      int lost = 0, differ = 0;
       for (int e = 0; e < envs; ++e) {
         const auto i = static_cast<std::size_t>(e);
         tg::box_contact c{got.contact_flags[i], got.clearance[i],  got.contact_point[i], got.contact_normal[i],
                           static_cast<tg::border_side>(got.contact_border[i]), want[i].corner, want[i].hint};
-        INFO("env " << e << ": " << describe(c) << " vs one thread " << describe(want[i]));
-        CHECK(same_contact(c, want[i]));
+        if (!same_contact(c, want[i]) && differ++ == 0)  // the first difference, in full
+          FAIL_CHECK("env " << e << ": " << describe(c) << " vs one thread " << describe(want[i]));
         lost += has(want[i].flags, tg::contact_flags::lost) ? 1 : 0;
       }
+      CHECK(differ == 0);
       CHECK(lost > 0);
     }
+  }
+}
+
+TEST_CASE("collide_boxes and course::step's contacts equal collide_box bit for bit") {
+  // The launches give each env 8, 4, 2 or 1 lanes by the count (warp_form_lanes_per_env): one
+  // course of each. 77 and 9,001 are not multiples of 32: the last warp is partial.
+  for (const std::pair<int, int> size : {std::pair{77, 8}, std::pair{9001, 4}, std::pair{20000, 2}, std::pair{40000, 1}}) {
+    const int envs = size.first, lanes = size.second;
+    CAPTURE(envs);
+    REQUIRE(tg::detail::warp_form_lanes_per_env(envs) == lanes);
+    check_library_launches(envs, false);
+    check_library_launches(envs, true);
   }
 }

@@ -26,21 +26,38 @@ struct has_warp_form : std::false_type {};
 template <class Op>
 struct has_warp_form<Op, std::void_t<decltype(std::declval<const Op&>().warp(0, true))>> : std::true_type {};
 
-/// Thread e runs op(e) for e < count; an operation with a warp-wide form has every thread call
-/// op.warp(e, e < count) instead, with no early return (query_block_threads is a multiple of
-/// 32, so every warp is full). The operation is copied to a local first: the step kernel found
+/// Lanes of a warp given to each env by the warp-wide forms, for `count` envs: the largest power
+/// of two <= min(8, 65536 / count), at least 1. A lane's O(N) searches (a box corner off the road,
+/// a stale hint) are run by its whole warp, one lane's after another: with 32 envs to a warp, a
+/// warp of cars off the road runs a dozen or more in a row. Where the envs are few and the GPU
+/// has warps to spare, fewer envs to a warp shorten that chain; where they are many, idle lanes
+/// cost throughput (docs/performance-log.md, entry 32, has the measurements behind the bounds).
+/// The results do not depend on it: an O(N) search gives the same bits whichever lanes share it.
+inline int warp_form_lanes_per_env(int count) {
+  int lanes = 1;
+  while (lanes < 8 && count <= 65536 / (2 * lanes)) lanes *= 2;
+  return lanes;
+}
+
+/// Thread e runs op(e) for e < count. An operation with a warp-wide form has every thread call
+/// op.warp(e, active) instead, with no early return (query_block_threads is a multiple of 32, so
+/// every warp is full): thread t serves env e = t >> lane_shift, and only the first of its
+/// 2^lane_shift lanes is active (warp_form_lanes_per_env); lane_shift is 0 for the other
+/// operations. The operation is copied to a local first: the step kernel found
 /// member calls on a kernel argument misreading parameter space inside a WHILE body
 /// (progress/kernels.cuh); a local copy is what its resident view amounts to once read.
 template <class Op>
-__global__ void __launch_bounds__(query_block_threads) query_kernel(const Op op, int count) {
-  const int e = static_cast<int>(blockIdx.x) * query_block_threads + static_cast<int>(threadIdx.x);
+__global__ void __launch_bounds__(query_block_threads) query_kernel(const Op op, int count, int lane_shift) {
+  const int t = static_cast<int>(blockIdx.x) * query_block_threads + static_cast<int>(threadIdx.x);
   if constexpr (has_warp_form<Op>::value) {
+    const int e = t >> lane_shift;
+    const bool first_lane = (t & ((1 << lane_shift) - 1)) == 0;
     const Op local = op;
-    local.warp(e, e < count);
+    local.warp(e, first_lane && e < count);
   } else {
-    if (e >= count) return;
+    if (t >= count) return;
     const Op local = op;
-    local(e);
+    local(t);
   }
 }
 
@@ -54,8 +71,12 @@ struct query_runner<backend::cuda> {
     // its first launch, which may be inside a capture); a no-op once loaded, and capture-safe.
     cudaFuncAttributes attr{};
     throw_on_cuda_error(cudaFuncGetAttributes(&attr, query_kernel<Op>), "loading a batch query kernel");
-    const unsigned blocks = static_cast<unsigned>((count + query_block_threads - 1) / query_block_threads);
-    query_kernel<Op><<<blocks, query_block_threads, 0, stream.get()>>>(op, count);
+    const int lanes = has_warp_form<Op>::value ? warp_form_lanes_per_env(count) : 1;
+    int lane_shift = 0;
+    while ((1 << lane_shift) < lanes) ++lane_shift;
+    const long long threads = static_cast<long long>(count) * lanes;
+    const unsigned blocks = static_cast<unsigned>((threads + query_block_threads - 1) / query_block_threads);
+    query_kernel<Op><<<blocks, query_block_threads, 0, stream.get()>>>(op, count, lane_shift);
     throw_on_cuda_error(cudaGetLastError(), "launching a batch query kernel");
   }
 };
