@@ -333,6 +333,67 @@ __device__ inline box_contact collide_box_warp(const track_ref& track, const box
   }
   return going ? corners.contact() : invalid_box_contact(hint);
 }
+
+/// The shared memory of one warp's collide_box_warp with storage (CUB's TempStorage protocol:
+/// declare one per warp `__shared__`, pass the warp's own). Each lane keeps there the
+/// `samples` centreline samples from 3 before its box centre's foot, which its four corners'
+/// local searches and projections read instead of global memory: one gathered read of the
+/// track where each corner's walk made a dozen. 3 KiB.
+struct collide_box_warp_storage {
+  static constexpr int samples = 8;  ///< segments foot - 3 .. foot + 3 and their frames' neighbours
+  float x[samples][32], y[samples][32], z[samples][32];  ///< [sample][lane]: a lane's reads hit its own bank
+};
+
+namespace detail {
+/// Sample k of a lane's track: from its collide_box_warp_storage when k is among the `samples`
+/// from `first` on (mod N), else from the track's array. Device code.
+struct warp_window_positions {
+  const float3* track;
+  const collide_box_warp_storage* storage;
+  int num_samples, first, lane;
+  __device__ float3 operator[](int k) const {
+    int j = k - first;
+    if (j < 0) j += num_samples;
+    if (j < collide_box_warp_storage::samples) return f3(storage->x[j][lane], storage->y[j][lane], storage->z[j][lane]);
+    return track[k];
+  }
+};
+}  // namespace detail
+
+/// collide_box_warp with `storage` (this warp's, see collide_box_warp_storage): the same
+/// box_contact, bit for bit, with the corners' searches reading the samples around the centre's
+/// foot from shared memory. Faster when the batch is large (the library's collide_boxes and
+/// course::step's contacts use it: docs/performance-log.md, entry 32); the requirements on the
+/// warp are those of collide_box_warp. The lanes write their own columns of `storage` and read
+/// nothing else, so no barrier is needed; do not use the same storage for another purpose
+/// until every lane has returned.
+__device__ inline box_contact collide_box_warp(const track_ref& track, const box& b, int hint, int window,
+                                               float trust_margin, bool active, collide_box_warp_storage& storage) {
+  using namespace detail;
+  const bool going = active && is_valid_box(b);
+  const projection centre = track.project_warp(b.centre, hint, window, trust_margin, going);
+  const box_footprint f = going ? footprint(b) : box_footprint{};
+  box_corners corners(track, window, centre);
+  const int n = track.num_samples(), lane = lane_index();
+  const float3* position = track.arrays().position;
+  int first = 0;
+  if (going) {
+    first = wrap(centre.segment - 3, n);
+    // Sample first + j (mod N) in row j, for any N (a track shorter than the window repeats).
+    for (int j = 0, k = first; j < collide_box_warp_storage::samples; ++j, k = k + 1 == n ? 0 : k + 1) {
+      const float3 q = position[k];
+      storage.x[j][lane] = q.x;
+      storage.y[j][lane] = q.y;
+      storage.z[j][lane] = q.z;
+    }
+  }
+  const warp_window_positions samples{position, &storage, n, first, lane};
+  for (int i = 0; i < 4; ++i) {
+    const projection p = track.project_warp_in(samples, f.corner[i], centre.segment, window, trust_margin, going);
+    if (going) corners.add(i, p);
+  }
+  return going ? corners.contact() : invalid_box_contact(hint);
+}
 #endif
 
 namespace detail {

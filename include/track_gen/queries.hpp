@@ -228,12 +228,19 @@ struct collide_boxes_op {
   }
   TRACK_GEN_HD void operator()(int e) const { write(e, collide_box(view.track(e), box_of(e), hints[e], window)); }
 #if defined(__CUDACC__)
-  /// operator()(e) by every lane of a warp; `active` false for a lane past the last env, which
-  /// reads env 0's inputs instead (there is one: query_kernel runs for count > 0 only) and
-  /// discards them: 61 registers where selecting empty inputs took 70 (sm_90).
+  /// operator()(e) by every lane of a warp (collide_box_warp, with this warp's `storage` in the
+  /// second form); `active` false for a lane without an env of its own, which reads env 0's
+  /// inputs instead (there is one: query_kernel runs for count > 0 only) and discards them:
+  /// fewer registers than selecting empty inputs (61 against 70 on sm_90, without storage).
   __device__ void warp(int e, bool active) const {
     const int x = active ? e : 0;
     const box_contact c = collide_box_warp(view.track(x), box_of(x), hints[x], window, 0.0f, active);
+    if (active) write(e, c);
+  }
+  using warp_storage = collide_box_warp_storage;
+  __device__ void warp(int e, bool active, warp_storage& storage) const {
+    const int x = active ? e : 0;
+    const box_contact c = collide_box_warp(view.track(x), box_of(x), hints[x], window, 0.0f, active, storage);
     if (active) write(e, c);
   }
 #endif

@@ -191,27 +191,38 @@ class track_ref {
   /// other part is nearer (the triangle inequality). 0: the half-width alone.
   TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best,
                                   float trust_margin = 0.0f) const {
+    return project_local_in(a_.position, p, hint, window, best, trust_margin);
+  }
+
+  /// project_local with the samples read through `position`: anything whose `position[k]` is
+  /// this track's sample k for every k in [0, N) (the track's own array, as project_local
+  /// passes, or a cache of part of it: collision's collide_box_warp_storage). The same result,
+  /// bit for bit, whatever gives the samples.
+  template <class Positions>
+  TRACK_GEN_HD bool project_local_in(const Positions& position, float3 p, int hint, int window, nearest_segment& best,
+                                     float trust_margin = 0.0f) const {
     using namespace detail;
     const int n = num_samples_;
     best = nearest_segment{};
     if (window <= 0 || 2 * window + 1 >= n) return true;
     hint = wrap(hint, n);
-    const float here = segment_distance2(p, hint);
-    const float before = segment_distance2(p, wrap(hint - 1, n));
-    const float after = segment_distance2(p, wrap(hint + 1, n));
+    float t;  // (unused: the walk compares distances only)
+    const float here = segment_distance2(position, n, p, hint, t);
+    const float before = segment_distance2(position, n, p, wrap(hint - 1, n), t);
+    const float after = segment_distance2(position, n, p, wrap(hint + 1, n), t);
     const int dir = before < here ? -1 : (after < here ? 1 : 0);
     int off = 0;  // offset of the local minimum from the hint
     if (dir != 0) {
       float d2 = dir < 0 ? before : after;
       off = dir;
       while (off != dir * window) {
-        const float next = segment_distance2(p, wrap(hint + off + dir, n));
+        const float next = segment_distance2(position, n, p, wrap(hint + off + dir, n), t);
         if (!(next < d2)) break;
         d2 = next;
         off += dir;
       }
     }
-    for (int o = off - 1; o <= off + 1; ++o) scan_segment(p, wrap(hint + o, n), best);
+    for (int o = off - 1; o <= off + 1; ++o) scan_segment(position, n, p, wrap(hint + o, n), best);
     // On the window's edge the minimum may lie beyond. Farther than the half-width from the
     // local minimum, another part of the track may be nearer (a jump across the infield):
     // validation only guarantees that distant parts are 2 * half_width + margin apart, so
@@ -253,6 +264,13 @@ class track_ref {
   /// `__activemask()` may see a warp that has not reconverged yet, so it cannot tell a missing
   /// lane from a late one.
   __device__ projection project_warp(float3 p, int hint, int window, float trust_margin, bool active) const;
+
+  /// project_warp with the local search and the projection reading the samples through
+  /// `position` (as project_local_in); the O(N) searches read the track's own array. The same
+  /// projection, bit for bit.
+  template <class Positions>
+  __device__ projection project_warp_in(const Positions& position, float3 p, int hint, int window, float trust_margin,
+                                        bool active) const;
 #endif
 
   /// The point at fraction `t` in [0, 1] of segment k in [0, N) (samples k and k + 1 mod N),
@@ -261,11 +279,15 @@ class track_ref {
   /// formula stages::frames stores them with: the bits of the stored tangent and normal of every
   /// track the library built) instead of from the tangent and normal arrays: a search has just
   /// read those samples, where the two arrays would be two more scattered reads of DRAM.
-  TRACK_GEN_HD segment_frame frame_at(int k, float t) const {
+  TRACK_GEN_HD segment_frame frame_at(int k, float t) const { return frame_at_in(a_.position, k, t); }
+
+  /// frame_at with the samples read through `position` (as project_local_in).
+  template <class Positions>
+  TRACK_GEN_HD segment_frame frame_at_in(const Positions& position, int k, float t) const {
     using namespace detail;
     const int n = num_samples_, next = k + 1 == n ? 0 : k + 1;
-    const float3 before = a_.position[k == 0 ? n - 1 : k - 1], here = a_.position[k], there = a_.position[next],
-                 after = a_.position[next + 1 == n ? 0 : next + 1];
+    const float3 before = position[k == 0 ? n - 1 : k - 1], here = position[k], there = position[next],
+                 after = position[next + 1 == n ? 0 : next + 1];
     const sample_frame f0 = frame_between(before, there), f1 = frame_between(here, after);
     return {lerp(here, there, t), normalize_or(lerp(f0.tangent, f1.tangent, t), f0.tangent),
             normalize_or(lerp(f0.left, f1.left, t), f0.left)};
@@ -274,10 +296,17 @@ class track_ref {
   /// The projection of `p` on the nearest segment `best` (`full`: found by the O(N) search);
   /// its point, tangent and left normal are frame_at's.
   TRACK_GEN_HD projection projection_at(float3 p, const nearest_segment& best, bool full) const {
+    return projection_at_in(a_.position, p, best, full);
+  }
+
+  /// projection_at with the samples read through `position` (as project_local_in).
+  template <class Positions>
+  TRACK_GEN_HD projection projection_at_in(const Positions& position, float3 p, const nearest_segment& best,
+                                           bool full) const {
     using namespace detail;
     const int k = best.segment;
     const int next = k + 1 == num_samples_ ? 0 : k + 1;
-    const segment_frame f = frame_at(k, best.t);
+    const segment_frame f = frame_at_in(position, k, best.t);
     projection r;
     r.segment = k;
     r.t = best.t;
@@ -298,7 +327,8 @@ class track_ref {
  private:
   /// Squared distance from `p` to segment k (samples k, k + 1 of the N = `num_samples`
   /// samples `position`), and the closest point's fraction t.
-  TRACK_GEN_HD static float segment_distance2(const float3* position, int num_samples, float3 p, int k, float& t) {
+  template <class Positions>
+  TRACK_GEN_HD static float segment_distance2(const Positions& position, int num_samples, float3 p, int k, float& t) {
     using namespace detail;
     const float3 a = position[k];
     const float3 b = position[k + 1 == num_samples ? 0 : k + 1];
@@ -306,19 +336,13 @@ class track_ref {
     const float3 d = p - lerp(a, b, t);
     return dot(d, d);
   }
-  TRACK_GEN_HD float segment_distance2(float3 p, int k) const {
-    float t;
-    return segment_distance2(a_.position, num_samples_, p, k, t);
-  }
 
-  TRACK_GEN_HD static void scan_segment(const float3* position, int num_samples, float3 p, int k,
+  template <class Positions>
+  TRACK_GEN_HD static void scan_segment(const Positions& position, int num_samples, float3 p, int k,
                                         nearest_segment& best) {
     float t;
     const float d2 = segment_distance2(position, num_samples, p, k, t);
     if (d2 < best.distance2) best = nearest_segment{k, t, d2};
-  }
-  TRACK_GEN_HD void scan_segment(float3 p, int k, nearest_segment& best) const {
-    scan_segment(a_.position, num_samples_, p, k, best);
   }
 
   TRACK_GEN_HD static float square(float v) { return v * v; }
@@ -364,9 +388,16 @@ __device__ void warp_full_searches(bool needed, nearest_segment& best, Scan scan
 // project() with its O(N) search shared by the warp (the declaration says what it returns).
 __device__ inline projection track_ref::project_warp(float3 p, int hint, int window, float trust_margin,
                                                      bool active) const {
+  return project_warp_in(a_.position, p, hint, window, trust_margin, active);
+}
+
+template <class Positions>
+__device__ projection track_ref::project_warp_in(const Positions& position, float3 p, int hint, int window,
+                                                 float trust_margin, bool active) const {
   nearest_segment best;
   // As project(): any window of N or more means the O(N) search.
-  const bool full = active && project_local(p, hint, window > num_samples_ ? num_samples_ : window, best, trust_margin);
+  const bool full =
+      active && project_local_in(position, p, hint, window > num_samples_ ? num_samples_ : window, best, trust_margin);
   // The owner's track reaches the other lanes as its samples' pointer and count (the lanes may
   // follow different tracks).
   detail::warp_full_searches(full, best, [&](int owner, int lane, nearest_segment& mine) {
@@ -375,7 +406,7 @@ __device__ inline projection track_ref::project_warp(float3 p, int hint, int win
     const int n = __shfl_sync(0xffffffffu, num_samples_, owner);
     scan_segments(samples, n, detail::shfl_point(p, owner), lane, 32, mine);
   });
-  return active ? projection_at(p, best, full) : projection{};
+  return active ? projection_at_in(position, p, best, full) : projection{};
 }
 #endif
 

@@ -9,6 +9,7 @@
 // - windows 0, negative, 1, the default, just below and at N / 2, N and INT_MAX; hints far
 //   outside [0, N); trust margins 0, the course's and larger;
 // - lanes of one warp on different tracks, and warps whose lanes share one track;
+// - both forms (with and without collide_box_warp_storage);
 // - a partial last warp (the count not a multiple of 32, and a count below 32), blocks of 128
 //   and 96 threads, and two-dimensional blocks (the lane taken from the linear thread index);
 // and the library's launches that now call it (query_kernel's warp-wide form): the batch
@@ -45,15 +46,20 @@ __global__ void one_thread_kernel(const tg::track_batch_ref batch, const box_que
 }
 
 /// Linear thread i of the grid: collide_box_warp of query i; every lane calls it, the lanes
-/// past the last query inactive (with a default track_ref and box, as documented).
-__global__ void warp_kernel(const tg::track_batch_ref batch, const box_query* q, tg::box_contact* out, int n) {
+/// past the last query inactive (with a default track_ref and box, as documented). With
+/// `storage`, the form that takes a collide_box_warp_storage (one per warp of the block).
+__global__ void warp_kernel(const tg::track_batch_ref batch, const box_query* q, tg::box_contact* out, int n,
+                            bool storage) {
+  __shared__ tg::collide_box_warp_storage warps[8];  // up to 256 threads a block
   const unsigned per_block = blockDim.x * blockDim.y * blockDim.z;
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const int i = static_cast<int>(blockIdx.x * per_block + linear);
   const bool active = i < n;
   const box_query x = active ? q[i] : box_query{0, tg::box{}, 0, 0, 0.0f};
   const tg::track_ref tr = active ? batch.track(x.env) : tg::track_ref{};
-  const tg::box_contact c = tg::collide_box_warp(tr, x.b, x.hint, x.window, x.trust_margin, active);
+  const tg::box_contact c =
+      storage ? tg::collide_box_warp(tr, x.b, x.hint, x.window, x.trust_margin, active, warps[linear / 32])
+              : tg::collide_box_warp(tr, x.b, x.hint, x.window, x.trust_margin, active);
   if (active) out[i] = c;
 }
 
@@ -72,7 +78,7 @@ std::vector<tg::box_contact> run_one_thread(cuda_rig& r, const std::vector<box_q
   return out.download(r.stream());
 }
 
-std::vector<tg::box_contact> run_warp(cuda_rig& r, const std::vector<box_query>& in, dim3 block) {
+std::vector<tg::box_contact> run_warp(cuda_rig& r, const std::vector<box_query>& in, dim3 block, bool storage) {
   const int n = static_cast<int>(in.size());
   const unsigned per_block = block.x * block.y * block.z;
   REQUIRE(per_block % 32u == 0u);
@@ -80,7 +86,7 @@ std::vector<tg::box_contact> run_warp(cuda_rig& r, const std::vector<box_query>&
   buffer<tg::box_contact> out(in.size());
   q.upload(in, r.stream());
   const unsigned blocks = (static_cast<unsigned>(n) + per_block - 1u) / per_block;
-  warp_kernel<<<blocks, block, 0, r.stream().raw()>>>(r.course().view().batch(), q.data(), out.data(), n);
+  warp_kernel<<<blocks, block, 0, r.stream().raw()>>>(r.course().view().batch(), q.data(), out.data(), n, storage);
   check_cuda(cudaGetLastError(), "launching warp_kernel");
   return out.download(r.stream());
 }
@@ -253,15 +259,19 @@ TEST_CASE("collide_box_warp equals collide_box bit for bit, lane by lane") {
   CHECK(invalid > count / 40);
   CHECK(on_road > count / 10);
 
-  for (const dim3 block : {dim3(128), dim3(96), dim3(32, 4), dim3(8, 4, 2)}) {
-    CAPTURE(block.x);
-    CAPTURE(block.y);
-    CAPTURE(block.z);
-    CHECK(count_differences(run_warp(r, in, block), want, "collide_box_warp") == 0);
+  for (const bool storage : {false, true}) {
+    CAPTURE(storage);
+    for (const dim3 block : {dim3(128), dim3(96), dim3(32, 4), dim3(8, 4, 2)}) {
+      CAPTURE(block.x);
+      CAPTURE(block.y);
+      CAPTURE(block.z);
+      CHECK(count_differences(run_warp(r, in, block, storage), want, "collide_box_warp") == 0);
+    }
+    // Fewer boxes than one warp: a single warp, most of its lanes inactive.
+    const std::vector<box_query> few(in.begin(), in.begin() + 5);
+    CHECK(count_differences(run_warp(r, few, dim3(64), storage), run_one_thread(r, few), "collide_box_warp, 5 boxes") ==
+          0);
   }
-  // Fewer boxes than one warp: a single warp, most of its lanes inactive.
-  const std::vector<box_query> few(in.begin(), in.begin() + 5);
-  CHECK(count_differences(run_warp(r, few, dim3(64)), run_one_thread(r, few), "collide_box_warp, 5 boxes") == 0);
 }
 
 /// collide_boxes and course::step's contacts on a course of `envs` envs against the one-thread

@@ -77,13 +77,20 @@ struct course_contacts_op {
   }
 #if defined(__CUDACC__)
   /// operator()(e) by every lane of a warp (query_kernel calls it on the CUDA backend:
-  /// collide_box_warp, the same contacts bit for bit, the O(N) searches shared); `active` false
-  /// for a lane past the last env, which reads env 0's inputs instead and discards them (as
-  /// collide_boxes_op::warp).
+  /// collide_box_warp, with this warp's `storage` in the second form: the same contacts bit for
+  /// bit, the O(N) searches shared); `active` false for a lane without an env of its own, which
+  /// reads env 0's inputs instead and discards them (as collide_boxes_op::warp).
   __device__ void warp(int e, bool active) const {
     const int x = active ? e : 0;
     const track_ref tr = view.track(x);
     const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active);
+    if (active) write(e, c);
+  }
+  using warp_storage = collide_box_warp_storage;
+  __device__ void warp(int e, bool active, warp_storage& storage) const {
+    const int x = active ? e : 0;
+    const track_ref tr = view.track(x);
+    const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active, storage);
     if (active) write(e, c);
   }
 #endif

@@ -19,12 +19,15 @@ namespace track_gen::detail {
 inline constexpr int query_block_threads = 128;
 static_assert(query_block_threads % 32 == 0, "the warp-wide forms (has_warp_form) need full warps");
 
-/// Whether Op has a warp-wide form `op.warp(e, active)`, which every lane of a warp calls
+/// Whether Op has a warp-wide form, which every lane of a warp calls: `op.warp(e, active)`, and
+/// `op.warp(e, active, storage)` with the warp's `typename Op::warp_storage` in shared memory
 /// (collide_boxes_op, course_contacts_op: the O(N) searches shared by the warp).
 template <class Op, class = void>
 struct has_warp_form : std::false_type {};
 template <class Op>
-struct has_warp_form<Op, std::void_t<decltype(std::declval<const Op&>().warp(0, true))>> : std::true_type {};
+struct has_warp_form<Op, std::void_t<decltype(std::declval<const Op&>().warp(0, true)),
+                                     decltype(std::declval<const Op&>().warp(
+                                         0, true, std::declval<typename Op::warp_storage&>()))>> : std::true_type {};
 
 /// Lanes of a warp given to each env by the warp-wide forms, for `count` envs: the largest power
 /// of two <= min(8, 65536 / count), at least 1. A lane's O(N) searches (a box corner off the road,
@@ -40,20 +43,26 @@ inline int warp_form_lanes_per_env(int count) {
 }
 
 /// Thread e runs op(e) for e < count. An operation with a warp-wide form has every thread call
-/// op.warp(e, active) instead, with no early return (query_block_threads is a multiple of 32, so
-/// every warp is full): thread t serves env e = t >> lane_shift, and only the first of its
-/// 2^lane_shift lanes is active (warp_form_lanes_per_env); lane_shift is 0 for the other
-/// operations. The operation is copied to a local first: the step kernel found
-/// member calls on a kernel argument misreading parameter space inside a WHILE body
-/// (progress/kernels.cuh); a local copy is what its resident view amounts to once read.
-template <class Op>
+/// op.warp(e, active) instead (op.warp(e, active, the warp's Op::warp_storage) when
+/// `WithStorage`), with no early return (query_block_threads is a multiple of 32, so every warp
+/// is full): thread t serves env e = t >> lane_shift, and only the first of its 2^lane_shift
+/// lanes is active (warp_form_lanes_per_env). lane_shift is 0 for the other operations.
+/// The operation is copied to a local first: the step kernel found member calls on a kernel
+/// argument misreading parameter space inside a WHILE body (progress/kernels.cuh); a local copy
+/// is what its resident view amounts to once read.
+template <class Op, bool WithStorage>
 __global__ void __launch_bounds__(query_block_threads) query_kernel(const Op op, int count, int lane_shift) {
   const int t = static_cast<int>(blockIdx.x) * query_block_threads + static_cast<int>(threadIdx.x);
   if constexpr (has_warp_form<Op>::value) {
     const int e = t >> lane_shift;
     const bool first_lane = (t & ((1 << lane_shift) - 1)) == 0;
     const Op local = op;
-    local.warp(e, first_lane && e < count);
+    if constexpr (WithStorage) {
+      __shared__ typename Op::warp_storage storage[query_block_threads / 32];
+      local.warp(e, first_lane && e < count, storage[threadIdx.x / 32]);
+    } else {
+      local.warp(e, first_lane && e < count);
+    }
   } else {
     if (t >= count) return;
     const Op local = op;
@@ -69,14 +78,17 @@ struct query_runner<backend::cuda> {
   static void run(int count, const Op& op, ::cuda::stream_ref stream) {
     // Loads the kernel now on the current device (CUDA's lazy loading would otherwise load it at
     // its first launch, which may be inside a capture); a no-op once loaded, and capture-safe.
-    cudaFuncAttributes attr{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&attr, query_kernel<Op>), "loading a batch query kernel");
     const int lanes = has_warp_form<Op>::value ? warp_form_lanes_per_env(count) : 1;
     int lane_shift = 0;
     while ((1 << lane_shift) < lanes) ++lane_shift;
+    // The warp storage where each env has a warp lane of its own: where envs are spread over
+    // lanes it costs latency that the few envs do not win back (docs/performance-log.md, 32).
+    const auto kernel = has_warp_form<Op>::value && lanes == 1 ? query_kernel<Op, true> : query_kernel<Op, false>;
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, kernel), "loading a batch query kernel");
     const long long threads = static_cast<long long>(count) * lanes;
     const unsigned blocks = static_cast<unsigned>((threads + query_block_threads - 1) / query_block_threads);
-    query_kernel<Op><<<blocks, query_block_threads, 0, stream.get()>>>(op, count, lane_shift);
+    kernel<<<blocks, query_block_threads, 0, stream.get()>>>(op, count, lane_shift);
     throw_on_cuda_error(cudaGetLastError(), "launching a batch query kernel");
   }
 };
