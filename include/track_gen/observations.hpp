@@ -30,14 +30,26 @@ namespace track_gen {
 ///                 memory, or device memory in a kernel)
 /// O(K).
 TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 position, float yaw, int count, float spacing,
-                                     float3* out) {
-  using namespace detail;
+                                     float3* out);
+
+namespace detail {
+/// Points per group of track_ahead_to: a group's loads are issued before any of its points is
+/// passed on (see there).
+inline constexpr int track_ahead_group = 8;
+
+/// track_ahead's points, handed to `sink` instead of stored: sink.point(i, value) for i in
+/// [0, count), then sink.group_done(first, n) after each group of track_ahead_group points
+/// (points first .. first + n - 1). The same values, bit for bit, whatever the sink does with
+/// them (the batch query's warp form stages them in shared memory and writes them coalesced).
+template <class Sink>
+TRACK_GEN_HD void track_ahead_to(const track_ref& track, float s, float3 position, float yaw, int count, float spacing,
+                                 Sink& sink) {
   const float c = std::cos(yaw), sn = std::sin(yaw);
   // Wrapped first: s + spacing at s = 1e9 would lose the spacing to float rounding.
   const float s0 = wrap_arc_length(s, track.length());
   // Eight points at a time, all read before any is written: `out` might alias the track's
   // arrays as far as the compiler knows, so one point at a time waited on memory once per point.
-  constexpr int group = 8;
+  constexpr int group = track_ahead_group;
   for (int first = 0; first < count; first += group) {
     float3 d[group];
     TRACK_GEN_UNROLL
@@ -45,8 +57,23 @@ TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 pos
       if (first + j < count) d[j] = centreline_at(track, s0 + spacing * static_cast<float>(first + j + 1)).position - position;
     TRACK_GEN_UNROLL
     for (int j = 0; j < group; ++j)
-      if (first + j < count) out[first + j] = f3(c * d[j].x + sn * d[j].y, -sn * d[j].x + c * d[j].y, d[j].z);
+      if (first + j < count) sink.point(first + j, f3(c * d[j].x + sn * d[j].y, -sn * d[j].x + c * d[j].y, d[j].z));
+    sink.group_done(first, count - first < group ? count - first : group);
   }
+}
+
+/// The sink of track_ahead: point i to out[i].
+struct store_points {
+  float3* out;
+  TRACK_GEN_HD void point(int i, float3 v) const { out[i] = v; }
+  TRACK_GEN_HD void group_done(int, int) const {}
+};
+}  // namespace detail
+
+TRACK_GEN_HD inline void track_ahead(const track_ref& track, float s, float3 position, float yaw, int count, float spacing,
+                                     float3* out) {
+  detail::store_points sink{out};
+  detail::track_ahead_to(track, s, position, yaw, count, spacing, sink);
 }
 
 /// The signed change of arc length from `s_prev` to `s_now` [m] on a loop of length `length`

@@ -165,6 +165,55 @@ struct localize_op {
   }
 };
 
+#if defined(__CUDACC__)
+/// Shared memory of track_ahead_op's warp form: one group of points per lane (detail::
+/// track_ahead_to), staged so that the warp writes the group's outputs together.
+struct track_ahead_warp_storage {
+  static constexpr int floats = 3 * track_ahead_group;  ///< a lane's group: x, y, z of each point
+  float v[32][floats + 1];                              ///< [lane][float]; + 1: a lane's writes hit its own bank
+};
+
+/// The sink of track_ahead_to in a warp whose 32 lanes each compute an env's points: each lane
+/// stages its group in `storage`, then the warp writes the 32 groups, lane l writing float l,
+/// l + 32, ... of them in output order: runs of 3 n consecutive floats per env where one lane
+/// storing its own points wrote one float of 32 envs apart per instruction (each lane's
+/// K float3 lie together in `out`, 12 K bytes from the next env's). `first_float` is the index,
+/// in `out` as floats, of this lane's point 0 (3 K e), or -1 for a lane whose points are not
+/// wanted. Every lane of the warp must run the same groups, converged at group_done.
+struct warp_staged_points {
+  track_ahead_warp_storage& storage;
+  float* out;
+  long long first_float;
+  int lane;
+  __device__ void point(int i, float3 v) const {
+    float* row = storage.v[lane] + 3 * (i % track_ahead_group);
+    row[0] = v.x;
+    row[1] = v.y;
+    row[2] = v.z;
+  }
+  __device__ void group_done(int first, int n) const {
+    __syncwarp();
+    if (n == track_ahead_group) {
+      flush<track_ahead_warp_storage::floats>(first, track_ahead_warp_storage::floats);
+    } else {
+      flush<0>(first, 3 * n);
+    }
+    __syncwarp();  // the next group's stores wait for these reads
+  }
+  /// Writes the staged floats, `per_lane` of each lane (a compile-time constant when Fixed > 0:
+  /// the divisions below become multiplications).
+  template <int Fixed>
+  __device__ void flush(int first, int per_lane) const {
+    const int span = Fixed > 0 ? Fixed : per_lane;
+    for (int i = lane; i < 32 * span; i += 32) {
+      const int src = i / span, j = i - src * span;
+      const long long base = __shfl_sync(0xffffffffu, first_float, src);
+      if (base >= 0) out[base + 3LL * first + j] = storage.v[src][j];
+    }
+  }
+};
+#endif
+
 struct track_ahead_op {
   track_batch_ref view;
   const float* s;
@@ -176,6 +225,22 @@ struct track_ahead_op {
   TRACK_GEN_HD void operator()(int e) const {
     track_ahead(view.track(e), s[e], positions[e], yaw[e], count, spacing, out + static_cast<std::size_t>(e) * count);
   }
+#if defined(__CUDACC__)
+  /// The warp forms (query_kernel): without storage, operator()(e) in each active lane; with it,
+  /// every lane computes (a lane without an env of its own on env 0's inputs, discarded) and
+  /// the warp writes the points through warp_staged_points. The same points, bit for bit.
+  static constexpr bool shares_searches = false;  // no O(N) search: one env a lane always
+  using warp_storage = track_ahead_warp_storage;
+  __device__ void warp(int e, bool active) const {
+    if (active) (*this)(e);
+  }
+  __device__ void warp(int e, bool active, warp_storage& storage) const {
+    const int x = active ? e : 0;
+    const warp_staged_points sink{storage, reinterpret_cast<float*>(out), active ? 3LL * count * x : -1LL,
+                                  lane_index()};
+    track_ahead_to(view.track(x), s[x], positions[x], yaw[x], count, spacing, sink);
+  }
+#endif
 };
 
 struct progress_delta_op {
@@ -237,6 +302,7 @@ struct collide_boxes_op {
     const box_contact c = collide_box_warp(view.track(x), box_of(x), hints[x], window, 0.0f, active);
     if (active) write(e, c);
   }
+  static constexpr bool shares_searches = true;  // warp_form_lanes_per_env applies
   using warp_storage = collide_box_warp_storage;
   __device__ void warp(int e, bool active, warp_storage& storage) const {
     const int x = active ? e : 0;

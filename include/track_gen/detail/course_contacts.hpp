@@ -86,6 +86,7 @@ struct course_contacts_op {
     const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active);
     if (active) write(e, c);
   }
+  static constexpr bool shares_searches = true;  // warp_form_lanes_per_env applies
   using warp_storage = collide_box_warp_storage;
   __device__ void warp(int e, bool active, warp_storage& storage) const {
     const int x = active ? e : 0;

@@ -29,7 +29,14 @@ struct has_warp_form<Op, std::void_t<decltype(std::declval<const Op&>().warp(0, 
                                      decltype(std::declval<const Op&>().warp(
                                          0, true, std::declval<typename Op::warp_storage&>()))>> : std::true_type {};
 
-/// Lanes of a warp given to each env by the warp-wide forms, for `count` envs: the largest power
+/// Whether Op's warp form shares O(N) searches among the lanes (Op::shares_searches), so that
+/// spreading envs over lanes shortens a warp's chain of them (warp_form_lanes_per_env).
+template <class Op, class = void>
+struct shares_searches : std::false_type {};
+template <class Op>
+struct shares_searches<Op, std::enable_if_t<has_warp_form<Op>::value && Op::shares_searches>> : std::true_type {};
+
+/// Lanes of a warp given to each env by the warp-wide forms that share searches, for `count` envs: the largest power
 /// of two <= min(8, 65536 / count), at least 1. A lane's O(N) searches (a box corner off the road,
 /// a stale hint) are run by its whole warp, one lane's after another: with 32 envs to a warp, a
 /// warp of cars off the road runs a dozen or more in a row. Where the envs are few and the GPU
@@ -78,7 +85,7 @@ struct query_runner<backend::cuda> {
   static void run(int count, const Op& op, ::cuda::stream_ref stream) {
     // Loads the kernel now on the current device (CUDA's lazy loading would otherwise load it at
     // its first launch, which may be inside a capture); a no-op once loaded, and capture-safe.
-    const int lanes = has_warp_form<Op>::value ? warp_form_lanes_per_env(count) : 1;
+    const int lanes = shares_searches<Op>::value ? warp_form_lanes_per_env(count) : 1;
     int lane_shift = 0;
     while ((1 << lane_shift) < lanes) ++lane_shift;
     // The warp storage where each env has a warp lane of its own: where envs are spread over
