@@ -226,14 +226,10 @@ struct track_ahead_op {
     track_ahead(view.track(e), s[e], positions[e], yaw[e], count, spacing, out + static_cast<std::size_t>(e) * count);
   }
 #if defined(__CUDACC__)
-  /// The warp forms (query_kernel): without storage, operator()(e) in each active lane; with it,
-  /// every lane computes (a lane without an env of its own on env 0's inputs, discarded) and
-  /// the warp writes the points through warp_staged_points. The same points, bit for bit.
-  static constexpr bool shares_searches = false;  // no O(N) search: one env a lane always
+  /// The warp form with storage (query_kernel, one env a lane: nothing to share): every lane
+  /// computes (a lane without an env of its own on env 0's inputs, discarded) and the warp
+  /// writes the points through warp_staged_points. The same points, bit for bit.
   using warp_storage = track_ahead_warp_storage;
-  __device__ void warp(int e, bool active) const {
-    if (active) (*this)(e);
-  }
   __device__ void warp(int e, bool active, warp_storage& storage) const {
     const int x = active ? e : 0;
     const warp_staged_points sink{storage, reinterpret_cast<float*>(out), active ? 3LL * count * x : -1LL,
@@ -296,7 +292,7 @@ struct collide_boxes_op {
   /// operator()(e) by every lane of a warp (collide_box_warp, with this warp's `storage` in the
   /// second form); `active` false for a lane without an env of its own, which reads env 0's
   /// inputs instead (there is one: query_kernel runs for count > 0 only) and discards them:
-  /// fewer registers than selecting empty inputs (61 against 70 on sm_90, without storage).
+  /// fewer registers than selecting empty inputs (61 against 70 on sm_90, when measured).
   __device__ void warp(int e, bool active) const {
     const int x = active ? e : 0;
     const box_contact c = collide_box_warp(view.track(x), box_of(x), hints[x], window, 0.0f, active);

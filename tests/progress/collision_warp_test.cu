@@ -385,8 +385,15 @@ void check_library_launches(int envs, bool step) {
 }
 
 TEST_CASE("collide_boxes and course::step's contacts equal collide_box bit for bit") {
-  // The launches give each env 8, 4, 2 or 1 lanes by the count (warp_form_lanes_per_env): one
-  // course of each. 77 and 9,001 are not multiples of 32: the last warp is partial.
+  // The launches give each env 8, 4, 2 or 1 lanes by the count (warp_form_lanes_per_env), with
+  // these bounds; then one course of each. 77 and 9,001 are not multiples of 32: the last warp
+  // is partial.
+  for (const std::pair<int, int> bound : {std::pair{1, 8}, std::pair{8192, 8}, std::pair{8193, 4}, std::pair{16384, 4},
+                                          std::pair{16385, 2}, std::pair{32768, 2}, std::pair{32769, 1},
+                                          std::pair{1 << 30, 1}}) {
+    CAPTURE(bound.first);
+    CHECK(tg::detail::warp_form_lanes_per_env(bound.first) == bound.second);
+  }
   for (const std::pair<int, int> size : {std::pair{77, 8}, std::pair{9001, 4}, std::pair{20000, 2}, std::pair{40000, 1}}) {
     const int envs = size.first, lanes = size.second;
     CAPTURE(envs);
