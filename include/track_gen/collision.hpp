@@ -318,8 +318,7 @@ TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b
 /// without a box passes `active = false`: its `b` and `track` are not read (a
 /// default-constructed track_ref and box{} will do; only `track`'s scalars are copied), and it
 /// gets invalid_box_contact(hint). Not checked: `__activemask()` may see a warp that has not
-/// reconverged yet, so it cannot tell a missing lane from a late one. The batch query's kernel
-/// around it takes 61 registers (sm_90, CUDA 13.1) where collide_box's took 46.
+/// reconverged yet, so it cannot tell a missing lane from a late one.
 __device__ inline box_contact collide_box_warp(const track_ref& track, const box& b, int hint, int window,
                                                float trust_margin, bool active) {
   using namespace detail;
@@ -337,10 +336,13 @@ __device__ inline box_contact collide_box_warp(const track_ref& track, const box
 /// The shared memory of one warp's collide_box_warp with storage (CUB's TempStorage protocol:
 /// declare one per warp `__shared__`, pass the warp's own). Each lane keeps there the
 /// `samples` centreline samples from 3 before its box centre's foot, which its four corners'
-/// local searches and projections read instead of global memory: one gathered read of the
-/// track where each corner's walk made a dozen. 3 KiB.
+/// local searches and projections read instead of global memory (samples outside them are
+/// read from the track's array): one gathered read of the track where each corner's walk made
+/// a dozen. 3 KiB.
 struct collide_box_warp_storage {
-  static constexpr int samples = 8;  ///< segments foot - 3 .. foot + 3 and their frames' neighbours
+  /// Samples foot - 3 .. foot + 4: the distances to segments foot - 3 .. foot + 3, and the
+  /// frames of segments foot - 2 .. foot + 2 (a frame reads one sample either side).
+  static constexpr int samples = 8;
   float x[samples][32], y[samples][32], z[samples][32];  ///< [sample][lane]: a lane's reads hit its own bank
 };
 

@@ -3,7 +3,8 @@
 // warp form that stages them in shared memory and stores them together). The reference is the
 // per-env function that observations_cases.hpp checks against closed forms and a double
 // evaluation; here the batch must place every point of every env where that function puts it:
-// - batches of 1, 33, 1,000 and 40,000 envs (a partial last warp, and more blocks than fit);
+// - batches of 1, 33, 1,000 and 40,000 envs (a single partial warp, a partial last warp, and
+//   hundreds of blocks);
 // - K = 1, 3, 8, 10 and 17 points (a partial group, one full group, full and partial groups);
 // - spacings forwards and backwards, arc lengths anywhere (past the loop, negative, NaN);
 // - a canary after the last point, which must stay untouched.
