@@ -303,6 +303,25 @@ TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b
 }
 
 #if defined(__CUDACC__)
+namespace detail {
+/// collide_box_warp's body: `corner_samples(going, centre)` gives what the corners' searches
+/// read the samples through, once the centre is projected (the track's array, or a warp window).
+template <class CornerSamples>
+__device__ box_contact collide_box_warp_with(const track_ref& track, const box& b, int hint, int window,
+                                             float trust_margin, bool active, CornerSamples corner_samples) {
+  const bool going = active && is_valid_box(b);
+  const projection centre = track.project_warp(b.centre, hint, window, trust_margin, going);
+  const box_footprint f = going ? footprint(b) : box_footprint{};
+  box_corners corners(track, window, centre);
+  const auto samples = corner_samples(going, centre);
+  for (int i = 0; i < 4; ++i) {
+    const projection p = track.project_warp_in(samples, f.corner[i], centre.segment, window, trust_margin, going);
+    if (going) corners.add(i, p);
+  }
+  return going ? corners.contact() : invalid_box_contact(hint);
+}
+}  // namespace detail
+
 /// collide_box by the 32 lanes of a warp together, for the user's kernels as for the library's
 /// (the batch query collide_boxes, course::step's contacts): in each active lane the same
 /// box_contact as collide_box(track, b, hint, window, trust_margin), bit for bit, but every
@@ -321,16 +340,9 @@ TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b
 /// reconverged yet, so it cannot tell a missing lane from a late one.
 __device__ inline box_contact collide_box_warp(const track_ref& track, const box& b, int hint, int window,
                                                float trust_margin, bool active) {
-  using namespace detail;
-  const bool going = active && is_valid_box(b);
-  const projection centre = track.project_warp(b.centre, hint, window, trust_margin, going);
-  const box_footprint f = going ? footprint(b) : box_footprint{};
-  box_corners corners(track, window, centre);
-  for (int i = 0; i < 4; ++i) {
-    const projection p = track.project_warp(f.corner[i], centre.segment, window, trust_margin, going);
-    if (going) corners.add(i, p);
-  }
-  return going ? corners.contact() : invalid_box_contact(hint);
+  const float3* position = track.arrays().position;
+  return detail::collide_box_warp_with(track, b, hint, window, trust_margin, active,
+                                       [position](bool, const projection&) { return position; });
 }
 
 /// The shared memory of one warp's collide_box_warp with storage (CUB's TempStorage protocol:
@@ -372,29 +384,22 @@ struct warp_window_positions {
 __device__ inline box_contact collide_box_warp(const track_ref& track, const box& b, int hint, int window,
                                                float trust_margin, bool active, collide_box_warp_storage& storage) {
   using namespace detail;
-  const bool going = active && is_valid_box(b);
-  const projection centre = track.project_warp(b.centre, hint, window, trust_margin, going);
-  const box_footprint f = going ? footprint(b) : box_footprint{};
-  box_corners corners(track, window, centre);
   const int n = track.num_samples(), lane = lane_index();
   const float3* position = track.arrays().position;
-  int first = 0;
-  if (going) {
-    first = wrap(centre.segment - 3, n);
-    // Sample first + j (mod N) in row j, for any N (a track shorter than the window repeats).
-    for (int j = 0, k = first; j < collide_box_warp_storage::samples; ++j, k = k + 1 == n ? 0 : k + 1) {
-      const float3 q = position[k];
-      storage.x[j][lane] = q.x;
-      storage.y[j][lane] = q.y;
-      storage.z[j][lane] = q.z;
+  return collide_box_warp_with(track, b, hint, window, trust_margin, active, [&](bool going, const projection& centre) {
+    int first = 0;
+    if (going) {
+      first = wrap(centre.segment - 3, n);
+      // Sample first + j (mod N) in row j, for any N (a track shorter than the window repeats).
+      for (int j = 0, k = first; j < collide_box_warp_storage::samples; ++j, k = k + 1 == n ? 0 : k + 1) {
+        const float3 q = position[k];
+        storage.x[j][lane] = q.x;
+        storage.y[j][lane] = q.y;
+        storage.z[j][lane] = q.z;
+      }
     }
-  }
-  const warp_window_positions samples{position, &storage, n, first, lane};
-  for (int i = 0; i < 4; ++i) {
-    const projection p = track.project_warp_in(samples, f.corner[i], centre.segment, window, trust_margin, going);
-    if (going) corners.add(i, p);
-  }
-  return going ? corners.contact() : invalid_box_contact(hint);
+    return warp_window_positions{position, &storage, n, first, lane};
+  });
 }
 #endif
 

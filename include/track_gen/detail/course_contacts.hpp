@@ -80,18 +80,13 @@ struct course_contacts_op {
   /// collide_box_warp, with this warp's `storage` in the second form: the same contacts bit for
   /// bit, the O(N) searches shared); `active` false for a lane without an env of its own, which
   /// reads env 0's inputs instead and discards them (as collide_boxes_op::warp).
-  __device__ void warp(int e, bool active) const {
-    const int x = active ? e : 0;
-    const track_ref tr = view.track(x);
-    const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active);
-    if (active) write(e, c);
-  }
   static constexpr bool shares_searches = true;  // warp_form_lanes_per_env applies
   using warp_storage = collide_box_warp_storage;
-  __device__ void warp(int e, bool active, warp_storage& storage) const {
+  template <class... Storage>  // none, or this warp's warp_storage
+  __device__ void warp(int e, bool active, Storage&... storage) const {
     const int x = active ? e : 0;
     const track_ref tr = view.track(x);
-    const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active, storage);
+    const box_contact c = collide_box_warp(tr, box_of(x), hints[x], window, margin_of(tr), active, storage...);
     if (active) write(e, c);
   }
 #endif

@@ -105,24 +105,23 @@ struct query_runner<backend::cuda> {
       // The warp storage only where each env has a lane of its own: where envs are spread over
       // lanes it costs latency that the few envs do not win back (docs/performance-log.md, 32).
       if (lanes == 1) {
-        launch(query_kernel<Op, true>, count, 1, 0, op, stream);
+        launch(query_kernel<Op, true>, count, 0, op, stream);
       } else {
-        launch(query_kernel<Op, false>, count, lanes, lane_shift, op, stream);
+        launch(query_kernel<Op, false>, count, lane_shift, op, stream);
       }
     } else {
-      launch(query_kernel<Op, has_storage_form<Op>::value>, count, 1, 0, op, stream);
+      launch(query_kernel<Op, has_storage_form<Op>::value>, count, 0, op, stream);
     }
   }
 
  private:
   template <class Op>
-  static void launch(void (*kernel)(Op, int, int), int count, int lanes, int lane_shift, const Op& op,
-                     ::cuda::stream_ref stream) {
+  static void launch(void (*kernel)(Op, int, int), int count, int lane_shift, const Op& op, ::cuda::stream_ref stream) {
     // Loads the kernel now on the current device (CUDA's lazy loading would otherwise load it at
     // its first launch, which may be inside a capture); a no-op once loaded, and capture-safe.
     cudaFuncAttributes attr{};
     throw_on_cuda_error(cudaFuncGetAttributes(&attr, kernel), "loading a batch query kernel");
-    const long long threads = static_cast<long long>(count) * lanes;
+    const long long threads = static_cast<long long>(count) << lane_shift;
     const unsigned blocks = static_cast<unsigned>((threads + query_block_threads - 1) / query_block_threads);
     kernel<<<blocks, query_block_threads, 0, stream.get()>>>(op, count, lane_shift);
     throw_on_cuda_error(cudaGetLastError(), "launching a batch query kernel");
