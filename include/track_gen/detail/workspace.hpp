@@ -42,6 +42,22 @@ struct repulsive_partial {
   float3 push;  ///< sum of the chunk's pushes [m]
 };
 
+/// Candidate segments stages::repulsive_listed keeps for one control point between full scans.
+inline constexpr int repulsive_list_capacity = 15;
+/// repulsive_list::count of a point with more candidates than a list holds (it scans every segment).
+inline constexpr std::uint16_t repulsive_list_overflow = 0xffffu;
+/// Skin of stages::repulsive_listed's candidate lists, a fraction of the clearance: a list holds the
+/// segments within the clearance plus the skin, and is rebuilt once the points may have moved
+/// half of it. A quarter: hull tracks rebuild their lists every 5 or 6 iterations, about 3
+/// segments a list; half the clearance was 2 % slower on the H200 (performance log, entry 34).
+inline constexpr float repulsive_skin = 0.25f;
+
+/// One control point's candidate segments (stages::repulsive_listed), in increasing index order.
+struct repulsive_list {
+  std::uint16_t count;  ///< listed segments, or repulsive_list_overflow
+  std::uint16_t segment[repulsive_list_capacity];  ///< segment j joins control points j and j + 1
+};
+
 /// Byte offsets of the scratch arrays inside one block's scratch memory.
 struct scratch_layout {
   int control_capacity = 0;  ///< control points
@@ -79,8 +95,12 @@ struct scratch_layout {
     const std::size_t segments = sizeof(spline_segment) * control_capacity;
     const std::size_t region = partials > segments ? partials : segments;
     at = align(at + (region > spline_region_min_bytes ? region : spline_region_min_bytes));
+    // The repulsive stage's candidate lists share the dense samples' region: they live before
+    // the spline writes the first dense sample, and after the generate stage's last use of it.
     l.dense = at;
-    at = align(at + sizeof(float3) * dense_capacity);
+    const std::size_t dense = sizeof(float3) * dense_capacity;
+    const std::size_t lists = sizeof(repulsive_list) * repulsive_capacity;
+    at = align(at + (dense > lists ? dense : lists));
     l.dense_s = at;
     at = align(at + sizeof(float) * (dense_capacity + 1));
     l.position = at;
@@ -144,6 +164,10 @@ struct workspace {
   int num_gates;
   bool valid;
   std::uint32_t fail_bits;
+
+  /// [M] stages::repulsive_listed's candidate lists, in the dense samples' region (no field of
+  /// their own: the generation kernels keep the workspace in registers, at their bound).
+  TRACK_GEN_HD repulsive_list* repulsive_lists() const { return reinterpret_cast<repulsive_list*>(dense); }
 
   /// The random stream of `stage` for this (seed, env, episode, attempt).
   TRACK_GEN_HD philox_stream rng(std::uint32_t stage) const {

@@ -23,6 +23,30 @@ TRACK_GEN_HD inline bool within_segment_box(float3 p, float3 a, float3 b, float 
          p.y <= max_f(a.y, b.y) + reach && p.z >= min_f(a.z, b.z) - reach && p.z <= max_f(a.z, b.z) + reach;
 }
 
+/// Whether segment j (control points j, j + 1) is among the `near` segments on either side of
+/// control point i of an M-point polygon, which stages::repulsive never pushes it from.
+TRACK_GEN_HD inline bool repulsive_near(int i, int j, int m, int near) {
+  // Segment j is rel segments ahead of i (m - k: k behind); i and j are in [0, m), so no modulo
+  // (an integer division per pair) is needed.
+  const int rel = j >= i ? j - i : j - i + m;
+  return rel < near || rel >= m - near;
+}
+
+/// Adds segment [a, b]'s push on point p to `push` and raises `overlap` to its overlap, when
+/// the segment is within `clearance` of p (the callers skip segments whose box is out of reach
+/// first). Every pass of stages::repulsive goes through this one function, so that they round
+/// alike.
+TRACK_GEN_HD inline void repulsive_push(float3& push, float& overlap, float3 p, float3 a, float3 b, float clearance) {
+  const float3 q = lerp(a, b, closest_parameter(p, a, b));
+  const float3 away = p - q;
+  const float d = length(away);
+  if (d < clearance) {
+    const float3 side = normalize_or(f3(-(b - a).y, (b - a).x, 0.0f), f3(1.0f, 0.0f, 0.0f));
+    push = push + normalize_or(away, side) * (0.5f * (clearance - d));
+    overlap = max_f(overlap, clearance - d);
+  }
+}
+
 }  // namespace track_gen::detail
 
 namespace track_gen::stages {
@@ -114,11 +138,27 @@ struct random_polar {
 /// projection is skipped (detail::within_segment_box with detail::repulsive_reach's margin), which
 /// changes no result.
 ///
-/// The M x M (point, segment) tests of an iteration are spread over the block: point i's
-/// segments are split into `detail::repulsive_chunks(M)` chunks, one work item each, whose
-/// partial pushes are then added in chunk order by the thread that owns point i. No atomics, and
-/// the same sums whatever the block size, so the result is deterministic and the host backend's.
-struct repulsive {
+/// Each point's push is the sum, in chunk order, of partial sums over `detail::repulsive_chunks(M)`
+/// chunks of its segments (each partial in segment order). An iteration spreads the M x chunks
+/// (point, chunk) tests over the block and adds the partials by the thread that owns the point.
+/// No atomics, and the same sums whatever the block size, so the result is deterministic and the
+/// host backend's.
+///
+/// `CandidateLists` (stages::repulsive_listed): from the second iteration on, each point keeps a
+/// candidate list (a Verlet list: L. Verlet, "Computer 'experiments' on classical fluids",
+/// Phys. Rev. 159, 1967), the segments whose bounding box lay within the reach plus a skin
+/// (detail::repulsive_skin of the clearance) when the list was built, and its owner thread tests
+/// those only. While the points have moved by less than half the skin in all since then (the
+/// largest move of each iteration, summed), no segment outside a list can come within the
+/// clearance of its point, so the sums, taken chunk by chunk in the same order, are the same bit
+/// for bit as testing every segment. The lists are rebuilt by a full scan when the moves reach
+/// half the skin; a point with more candidates than a list holds scans all of them every
+/// iteration. Worth it where the relaxation runs many iterations (the hull family runs all 32
+/// on nearly every track). In the families' dispatch kernel, whose polar and bezier tracks
+/// mostly stop after the first iteration, the extra code made those tracks 6-7 % slower
+/// (docs/performance-log.md, entry 34): stages::repulsive tests every segment every iteration.
+template <bool CandidateLists>
+struct basic_repulsive {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 2;
 
@@ -130,48 +170,105 @@ struct repulsive {
     const int near = ws.relax_neighbours;
     const int chunks = repulsive_chunks(m);
     const int items = m * chunks;
+    const float skin = CandidateLists ? repulsive_skin * clearance : 0.0f;
+    float moved = 0.0f;  // block-uniform: the largest move of each iteration since the lists were built, summed
     for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
       float overlap = 0.0f;
-      for (int w = ctx.rank(); w < items; w += ctx.size()) {
-        const int i = w / chunks;
-        const int chunk = w - i * chunks;
-        const float3 pi_ = ws.control[i];
-        const float reach = repulsive_reach(clearance, pi_);
-        float3 push = f3(0.0f, 0.0f, 0.0f);
-        const int j_end = (chunk + 1) * m / chunks;
-        for (int j = chunk * m / chunks; j < j_end; ++j) {
-          // Segment (j, j+1) is rel segments ahead of i (m - k: k behind); i and j are in [0, m),
-          // so no modulo (an integer division per pair) is needed.
-          const int rel = j >= i ? j - i : j - i + m;
-          if (rel < near || rel >= m - near) continue;
-          const float3 a = ws.control[j];
-          const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
-          if (!within_segment_box(pi_, a, b, reach)) continue;  // too far to push: no projection
-          const float3 q = lerp(a, b, closest_parameter(pi_, a, b));
-          const float3 away = pi_ - q;
-          const float d = length(away);
-          if (d < clearance) {
-            const float3 side = normalize_or(f3(-(b - a).y, (b - a).x, 0.0f), f3(1.0f, 0.0f, 0.0f));
-            push = push + normalize_or(away, side) * (0.5f * (clearance - d));
-            overlap = max_f(overlap, clearance - d);
+      if (!CandidateLists || iteration == 0) {
+        for (int w = ctx.rank(); w < items; w += ctx.size()) {
+          const int i = w / chunks;
+          const int chunk = w - i * chunks;
+          const float3 pi_ = ws.control[i];
+          const float reach = repulsive_reach(clearance, pi_);
+          float3 push = f3(0.0f, 0.0f, 0.0f);
+          const int j_end = (chunk + 1) * m / chunks;
+          for (int j = chunk * m / chunks; j < j_end; ++j) {
+            if (repulsive_near(i, j, m, near)) continue;
+            const float3 a = ws.control[j];
+            const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+            if (!within_segment_box(pi_, a, b, reach)) continue;  // too far to push: no projection
+            repulsive_push(push, overlap, pi_, a, b, clearance);
           }
+          ws.repulsive[w] = repulsive_partial{push};
         }
-        ws.repulsive[w] = repulsive_partial{push};
+        // reduce_max ends with a barrier: every partial is written.
+        if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+        for (int i = ctx.rank(); i < m; i += ctx.size()) {
+          const float3 pi_ = ws.control[i];
+          float3 push = f3(0.0f, 0.0f, 0.0f);
+          for (int chunk = 0; chunk < chunks; ++chunk) push = push + ws.repulsive[i * chunks + chunk].push;
+          const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
+          ws.control_next[i] = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
+        }
+        ctx.sync();
+      } else if constexpr (CandidateLists) {
+        // Block-uniform: the lists are built in the second iteration and rebuilt once the
+        // points may have closed half the skin.
+        const bool rebuild = iteration == 1 || 2.0f * moved > skin;
+        if (rebuild) moved = 0.0f;
+        float largest_move = 0.0f;
+        for (int i = ctx.rank(); i < m; i += ctx.size()) {
+          const float3 pi_ = ws.control[i];
+          const float reach = repulsive_reach(clearance, pi_);
+          repulsive_list& list = ws.repulsive_lists()[i];
+          float3 push = f3(0.0f, 0.0f, 0.0f);
+          if (rebuild || list.count == repulsive_list_overflow) {
+            const float list_reach = reach + skin;
+            int count = 0;
+            for (int chunk = 0; chunk < chunks; ++chunk) {
+              float3 part = f3(0.0f, 0.0f, 0.0f);
+              const int j_end = (chunk + 1) * m / chunks;
+              for (int j = chunk * m / chunks; j < j_end; ++j) {
+                if (repulsive_near(i, j, m, near)) continue;
+                const float3 a = ws.control[j];
+                const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+                if (rebuild) {
+                  if (!within_segment_box(pi_, a, b, list_reach)) continue;
+                  if (count < repulsive_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
+                  ++count;
+                }
+                if (!within_segment_box(pi_, a, b, reach)) continue;
+                repulsive_push(part, overlap, pi_, a, b, clearance);
+              }
+              push = push + part;
+            }
+            if (rebuild) list.count = count <= repulsive_list_capacity ? static_cast<std::uint16_t>(count) : repulsive_list_overflow;
+          } else {
+            const int count = list.count;
+            int k = 0;
+            for (int chunk = 0; chunk < chunks; ++chunk) {
+              float3 part = f3(0.0f, 0.0f, 0.0f);
+              const int j_end = (chunk + 1) * m / chunks;
+              for (; k < count && list.segment[k] < j_end; ++k) {
+                const int j = list.segment[k];
+                const float3 a = ws.control[j];
+                const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+                if (within_segment_box(pi_, a, b, reach)) repulsive_push(part, overlap, pi_, a, b, clearance);
+              }
+              push = push + part;
+            }
+          }
+          const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
+          const float3 next = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
+          ws.control_next[i] = next;
+          largest_move = max_f(largest_move, length(next - pi_));
+        }
+        // reduce_max ends with a barrier: every control_next is written.
+        if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+        // Rounded up: a move computed a little short must not let a list outlive its skin.
+        moved += ctx.reduce_max(largest_move) * 1.001f + 1e-6f;
       }
-      // reduce_max ends with a barrier: every partial is written.
-      if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
-      for (int i = ctx.rank(); i < m; i += ctx.size()) {
-        const float3 pi_ = ws.control[i];
-        float3 push = f3(0.0f, 0.0f, 0.0f);
-        for (int chunk = 0; chunk < chunks; ++chunk) push = push + ws.repulsive[i * chunks + chunk].push;
-        const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
-        ws.control_next[i] = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
-      }
-      ctx.sync();
       for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
       ctx.sync();
     }
   }
 };
+
+/// The relaxation testing every segment every iteration (basic_repulsive): the pipelines whose
+/// tracks rarely relax past the first iteration (the `track` preset's, the families' dispatch).
+using repulsive = basic_repulsive<false>;
+/// The relaxation with candidate lists (basic_repulsive): the same control points, bit for bit;
+/// the hull and voronoi pipelines (presets.hpp), whose tracks relax for many iterations.
+using repulsive_listed = basic_repulsive<true>;
 
 }  // namespace track_gen::stages

@@ -1,0 +1,151 @@
+#pragma once
+/// @file
+/// stages::repulsive_listed's candidate lists (Verlet lists) change no result, and
+/// stages::repulsive, which tests every segment, gives the same. Reference: the scheme
+/// as documented, written here without lists and without the bounding-box skip: every
+/// iteration tests every segment outside the neighbour band of every point, and adds each
+/// point's pushes chunk by chunk in segment order (the one per-pair formula,
+/// detail::repulsive_push, is shared: what is under test is which segments each pass visits).
+/// - Whole tracks: hull, bezier and voronoi courses at their defaults, the polar family with a
+///   clearance that keeps it relaxing, and hull with three Chaikin passes (points closer than
+///   the clearance along the polygon: lists that overflow), each
+///   built with either stage and with the reference stage in its place: every
+///   env's samples and status equal, bit for bit, on the backend under test.
+/// Templated over the backend policy; instantiated in repulsive_lists_test.cpp (host, with a
+/// case of the stage alone) and repulsive_lists_test.cu (CUDA).
+
+#include "backend_support.hpp"
+
+#include <track_gen/detail/stages/families/bezier.hpp>
+#include <track_gen/detail/stages/families/hull.hpp>
+#include <track_gen/detail/stages/families/voronoi.hpp>
+#include <track_gen/detail/workspace.hpp>
+#include <track_gen/stages.hpp>
+
+#include <cstring>
+#include <vector>
+
+namespace tg_test {
+
+/// The relaxation as documented, without lists or skips: iteration by iteration, each point's
+/// push over every segment outside its band, in chunk order, until the largest overlap is
+/// below the tolerance. Counts what the checks below need.
+struct reference_repulsive {
+  static constexpr track_gen::detail::stage_role role = track_gen::detail::stage_role::generate;
+  static constexpr std::uint32_t stage_id = 2;
+
+  /// Iterations that moved the points, and the largest move of each, summed (host runs only).
+  struct record {
+    int moves = 0;
+    double moved = 0.0;
+  };
+
+  template <class Ctx>
+  TRACK_GEN_HD static void run(Ctx& ctx, track_gen::detail::workspace& ws, const track_gen::track_params& p) {
+    record r;
+    relax(ctx, ws, p, r);
+  }
+
+  template <class Ctx>
+  TRACK_GEN_HD static void relax(Ctx& ctx, track_gen::detail::workspace& ws, const track_gen::track_params& p,
+                                 record& r) {
+    using namespace track_gen::detail;
+    const int m = ws.num_control;
+    const int chunks = repulsive_chunks(m);
+    const float clearance = p.repulsive.clearance;
+    for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
+      float overlap = 0.0f;
+      float largest_move = 0.0f;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) {
+        const float3 pi_ = ws.control[i];
+        float3 push = f3(0.0f, 0.0f, 0.0f);
+        for (int chunk = 0; chunk < chunks; ++chunk) {
+          float3 part = f3(0.0f, 0.0f, 0.0f);
+          for (int j = chunk * m / chunks; j < (chunk + 1) * m / chunks; ++j) {
+            const int ahead = (j - i + m) % m;  // segment j is `ahead` segments after point i
+            if (ahead < ws.relax_neighbours || ahead >= m - ws.relax_neighbours) continue;
+            repulsive_push(part, overlap, pi_, ws.control[j], ws.control[(j + 1) % m], clearance);
+          }
+          push = push + part;
+        }
+        const float3 mid = (ws.control[(i + m - 1) % m] + ws.control[(i + 1) % m]) * 0.5f;
+        ws.control_next[i] = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
+        largest_move = max_f(largest_move, length(ws.control_next[i] - pi_));
+      }
+      if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+      const float move = ctx.reduce_max(largest_move);
+      ++r.moves;
+      r.moved += move;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
+      ctx.sync();
+    }
+  }
+};
+
+/// `Family`'s pipeline with `Relax` as its relaxation stage.
+template <class Family, class Relax>
+using relax_pipeline = track_gen::pipeline<Family, Relax, track_gen::stages::catmull_rom, track_gen::stages::resample,
+                                           track_gen::stages::frames, track_gen::stages::checkpoints,
+                                           track_gen::stages::validate>;
+
+/// Envs whose status or samples differ between two snapshots of the same batch (the first
+/// three reported).
+inline int differing_envs(const track_gen::track_snapshot& a, const track_gen::track_snapshot& b, const char* what) {
+  REQUIRE(a.num_envs == b.num_envs);
+  REQUIRE(a.position.size() == b.position.size());
+  int differing = 0;
+  for (int e = 0; e < a.num_envs; ++e) {
+    const std::size_t u = static_cast<std::size_t>(e), n = static_cast<std::size_t>(a.num_samples);
+    const bool same = a.status[u] == b.status[u] &&
+                      std::memcmp(&a.position[u * n], &b.position[u * n], n * sizeof(float3)) == 0;
+    if (!same && differing++ < 3) FAIL_CHECK(what << ": env " << e << " differs");
+  }
+  return differing;
+}
+
+/// Builds `p`'s tracks with stages::repulsive_listed, stages::repulsive and the reference; every
+/// env's samples and status must be equal, bit for bit. Returns the envs compared.
+template <class Family, class Policy>
+int same_tracks(const track_gen::track_params& p) {
+  namespace tg = track_gen;
+  typename backend<Policy>::stream_holder stream;
+  tg::course<relax_pipeline<Family, tg::stages::repulsive_listed>, Policy> listed(p, 1.0f, stream.get());
+  tg::course<relax_pipeline<Family, tg::stages::repulsive>, Policy> every(p, 1.0f, stream.get());
+  tg::course<relax_pipeline<Family, reference_repulsive>, Policy> plain(p, 1.0f, stream.get());
+  const tg::track_snapshot r = plain.copy_tracks(stream.get());
+  CHECK(differing_envs(listed.copy_tracks(stream.get()), r, "repulsive_listed") == 0);
+  CHECK(differing_envs(every.copy_tracks(stream.get()), r, "repulsive") == 0);
+  return r.num_envs;
+}
+
+TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of testing every segment", Policy,
+                          repulsive_lists_tracks) {
+  namespace tg = track_gen;
+  const int envs = scaled(256, 16, 16);
+  auto params = [&](tg::generator_family f, std::uint64_t seed) {
+    tg::track_params p = tg::presets::track(envs);
+    p.generator.family = f;
+    p.seed = seed;
+    return p;
+  };
+  SUBCASE("hull") { CHECK(same_tracks<tg::stages::hull_corners, Policy>(params(tg::generator_family::hull, 5)) == envs); }
+  SUBCASE("bezier") {
+    CHECK(same_tracks<tg::stages::bezier_corners, Policy>(params(tg::generator_family::bezier, 6)) == envs);
+  }
+  SUBCASE("voronoi") {
+    CHECK(same_tracks<tg::stages::voronoi_sites, Policy>(params(tg::generator_family::voronoi, 7)) == envs);
+  }
+  SUBCASE("polar, kept relaxing by a wide clearance") {
+    tg::track_params p = params(tg::generator_family::polar, 8);
+    p.repulsive.clearance = 4.0f;
+    CHECK(same_tracks<tg::stages::random_polar, Policy>(p) == envs);
+  }
+  SUBCASE("hull, more candidates than a list holds") {
+    tg::track_params p = params(tg::generator_family::hull, 9);
+    p.num_envs = scaled(64, 16, 4);
+    p.hull.chaikin_passes = 3;  // about 100 control points a few tenths of a metre apart
+    CHECK(same_tracks<tg::stages::hull_corners, Policy>(p) == p.num_envs);
+  }
+}
+
+}  // namespace tg_test
