@@ -5,6 +5,8 @@
 #include <track_gen/params.hpp>
 #include <track_gen/pipeline.hpp>
 
+#include <type_traits>
+
 namespace track_gen::presets {
 
 /// The pipeline of the random `track` preset (docs/generators.md): random polar control points
@@ -27,15 +29,16 @@ using family_pipeline = pipeline<stages::random_family, stages::repulsive, stage
 /// same tracks as family_pipeline with generator.family set to that family and no weights, bit
 /// for bit on the host, in a kernel that holds only that family's code (construction refuses
 /// any other selection). A batch of one family runs faster through it (docs/performance-log.md,
-/// entry 26); family_pipeline remains the pipeline of mixes. `Relax`: stages::repulsive or
-/// stages::repulsive_listed (the same control points; the latter for families whose tracks
-/// relax for many iterations: hull and voronoi, entry 34).
-template <class FamilyStage, class Relax = stages::repulsive>
-using one_family_pipeline = pipeline<FamilyStage, Relax, stages::catmull_rom, stages::resample, stages::frames,
-                                     stages::checkpoints, stages::validate>;
+/// entry 26); family_pipeline remains the pipeline of mixes. It relaxes with
+/// stages::repulsive_listed where `FamilyStage::long_relaxation` (hull, voronoi: the same control
+/// points, faster where the relaxation runs many iterations; entry 34), else stages::repulsive.
+template <class FamilyStage>
+using one_family_pipeline =
+    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation, stages::repulsive_listed, stages::repulsive>,
+             stages::catmull_rom, stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
-using hull_pipeline = one_family_pipeline<stages::hull_corners, stages::repulsive_listed>;
-using voronoi_pipeline = one_family_pipeline<stages::voronoi_sites, stages::repulsive_listed>;
+using hull_pipeline = one_family_pipeline<stages::hull_corners>;
+using voronoi_pipeline = one_family_pipeline<stages::voronoi_sites>;
 using checkpoint_pipeline = one_family_pipeline<stages::checkpoint_walk>;
 
 /// A small closed circuit for RC cars or micro drones, flat (z = 0).

@@ -1,7 +1,7 @@
-// Host instantiation of repulsive_lists_tests.hpp, and the stage alone: on the hull family's
-// control polygons (host context), stages::repulsive_listed and the reference give the same polygon bit
-// for bit, over cases that ran past a rebuild of the lists (the points moved more than half the
-// skin in all) and cases with points whose candidates overflowed a list.
+// Host instantiation of repulsive_lists_tests.hpp, and the stage alone: on hull and polar control
+// polygons (host context), stages::repulsive_listed and the reference give the same polygon bit
+// for bit, over cases whose list schedule (followed by the reference) rebuilt lists after the
+// first build and used overflowed lists between rebuilds.
 #include "repulsive_lists_tests.hpp"
 
 #include <track_gen/detail/host/block_context.hpp>
@@ -11,21 +11,23 @@
 namespace tg_test {
 TEST_CASE_TEMPLATE_APPLY(repulsive_lists_tracks, std::tuple<track_gen::host_policy>);
 
-/// One hull control polygon relaxed by stages::repulsive_listed and by the reference (host context).
+/// One control polygon of `Family` relaxed by stages::repulsive_listed and by the reference
+/// (host context), with what the reference's list schedule saw.
 struct relaxed_pair {
-  std::vector<float3> lists, plain;
+  std::vector<float3> listed, plain;
   reference_repulsive::record record;
-  int overflowed = 0;  ///< points whose last list overflowed
 };
 
-inline relaxed_pair relax_both(const track_gen::track_params& p, std::uint32_t env) {
+template <class Family>
+relaxed_pair relax_both(const track_gen::track_params& p, std::uint32_t env) {
   namespace tg = track_gen;
-  using family = tg::stages::hull_corners;
-  const int capacity = family::max_control_points(p);
+  const int capacity = Family::max_control_points(p);
   const auto layout = tg::detail::scratch_layout::make(static_cast<std::size_t>(capacity),
-                                                      static_cast<std::size_t>(family::max_dense_samples(p)),
+                                                      static_cast<std::size_t>(capacity) * 32u,
                                                       static_cast<std::size_t>(p.num_samples));
   relaxed_pair out;
+  out.record.follow_lists = true;
+  std::vector<char> overflowed(static_cast<std::size_t>(capacity), 0);
   for (int pass = 0; pass < 2; ++pass) {
     std::vector<unsigned char> memory(layout.bytes + 16, 0);
     tg::detail::workspace ws{};
@@ -37,50 +39,68 @@ inline relaxed_pair relax_both(const track_gen::track_params& p, std::uint32_t e
     ws.source = tg::detail::track_source::random;
     ws.num_samples = p.num_samples;
     ws.relax_neighbours = 2;
+    ws.num_control = 0;
     const tg::detail::host_block_context ctx;
-    family::run(ctx, ws, p);
+    Family::run(ctx, ws, p);
     if (pass == 0) {
       tg::stages::repulsive_listed::run(ctx, ws, p);
-      out.lists.assign(ws.control, ws.control + ws.num_control);
-      for (int i = 0; i < ws.num_control; ++i)
-        out.overflowed += ws.repulsive_lists()[i].count == tg::detail::repulsive_list_overflow ? 1 : 0;
+      out.listed.assign(ws.control, ws.control + ws.num_control);
     } else {
-      reference_repulsive::relax(ctx, ws, p, out.record);
+      reference_repulsive::relax(ctx, ws, p, out.record, reinterpret_cast<bool*>(overflowed.data()));
       out.plain.assign(ws.control, ws.control + ws.num_control);
     }
   }
   return out;
 }
 
+/// One parameter set of the stage-alone case.
+struct stage_case {
+  const char* name;
+  bool polar;           ///< random_polar's polygon, else hull_corners'
+  int chaikin_passes;   ///< hull
+  float clearance;
+};
+
 TEST_CASE("repulsive: the stage alone against the reference, past list rebuilds and overflows") {
   namespace tg = track_gen;
-  int past_rebuild = 0, with_overflow = 0, polygons = 0;
-  // The hull defaults (one Chaikin pass: about 40 points), a wider clearance, and three passes
-  // (about 100 points a few tenths of a metre apart: more candidates than a list holds).
-  const std::pair<int, float> cases[] = {{1, 1.5f}, {1, 3.0f}, {3, 1.5f}, {3, 3.0f}};
-  for (const auto& [passes, clearance] : cases) {
+  // The hull defaults (one Chaikin pass: about 40 points), a wider clearance, three passes
+  // (about 100 points a few tenths of a metre apart: lists rebuilt nearly every iteration), and
+  // polar polygons of 40 points spread over 6 m of height with a 4 m clearance: lists that
+  // overflow and stay in use between rebuilds (the path where a point scans every segment).
+  const stage_case cases[] = {{"hull", false, 1, 1.5f},
+                              {"hull, clearance 3 m", false, 1, 3.0f},
+                              {"hull, three Chaikin passes", false, 3, 1.5f},
+                              {"polar, 40 points, clearance 4 m", true, 0, 4.0f}};
+  int polygons = 0, later_rebuilds = 0, overflow_scans = 0;
+  for (const stage_case& c : cases) {
     tg::track_params p = tg::presets::track(1);
-    p.generator.family = tg::generator_family::hull;
     p.seed = 21;
-    p.hull.chaikin_passes = passes;
-    p.repulsive.clearance = clearance;
-    const double half_skin = 0.5 * tg::detail::repulsive_skin * clearance;
+    p.repulsive.clearance = c.clearance;
+    if (c.polar) {
+      p.polar.control_points = 40;
+      p.polar.elevation_max = 6.0f;
+    } else {
+      p.generator.family = tg::generator_family::hull;
+      p.hull.chaikin_passes = c.chaikin_passes;
+    }
     for (std::uint32_t env = 0; env < static_cast<std::uint32_t>(scaled(200, 10, 4)); ++env) {
-      CAPTURE(passes);
-      CAPTURE(clearance);
+      CAPTURE(c.name);
       CAPTURE(env);
-      const relaxed_pair r = relax_both(p, env);
-      REQUIRE(r.lists.size() == r.plain.size());
-      CHECK(std::memcmp(r.lists.data(), r.plain.data(), r.lists.size() * sizeof(float3)) == 0);
+      const relaxed_pair r = c.polar ? relax_both<tg::stages::random_polar>(p, env)
+                                     : relax_both<tg::stages::hull_corners>(p, env);
+      REQUIRE(r.listed.size() == r.plain.size());
+      REQUIRE(!r.listed.empty());
+      CHECK(std::memcmp(r.listed.data(), r.plain.data(), r.listed.size() * sizeof(float3)) == 0);
       ++polygons;
-      past_rebuild += r.record.moves >= 2 && r.record.moved > 2.0 * half_skin ? 1 : 0;
-      with_overflow += r.overflowed > 0 ? 1 : 0;
+      later_rebuilds += r.record.later_rebuilds;
+      overflow_scans += r.record.overflow_scans;
     }
   }
-  CHECK(polygons > 0);
-  // The fast paths are not all this test sees: lists were rebuilt, and some overflowed.
-  CHECK(past_rebuild > polygons / 4);
-  CHECK(with_overflow > 0);
+  MESSAGE(polygons << " polygons: " << later_rebuilds << " rebuilds after the first, " << overflow_scans
+                   << " point-iterations on the overflow path");
+  // The listed stage's every path ran: lists used and rebuilt, and overflowed lists in use.
+  CHECK(later_rebuilds > polygons);
+  CHECK(overflow_scans > polygons);
 }
 
 }  // namespace tg_test

@@ -1,5 +1,5 @@
-// CUDA instantiation of repulsive_lists_tests.hpp: stages::repulsive and the reference stage run
-// in the generation kernel (64-thread blocks), the same tracks bit for bit.
+// CUDA instantiation of repulsive_lists_tests.hpp: stages::repulsive_listed, stages::repulsive and
+// the reference stage run in the generation kernel (64-thread blocks), the same tracks bit for bit.
 #include "repulsive_lists_tests.hpp"
 
 namespace tg_test {

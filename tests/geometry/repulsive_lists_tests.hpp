@@ -7,8 +7,8 @@
 /// point's pushes chunk by chunk in segment order (the one per-pair formula,
 /// detail::repulsive_push, is shared: what is under test is which segments each pass visits).
 /// - Whole tracks: hull, bezier and voronoi courses at their defaults, the polar family with a
-///   clearance that keeps it relaxing, and hull with three Chaikin passes (points closer than
-///   the clearance along the polygon: lists that overflow), each
+///   clearance that keeps it relaxing, and hull with two Chaikin passes (more control points
+///   than a CUDA block has threads), each
 ///   built with either stage and with the reference stage in its place: every
 ///   env's samples and status equal, bit for bit, on the backend under test.
 /// Templated over the backend policy; instantiated in repulsive_lists_test.cpp (host, with a
@@ -23,37 +23,68 @@
 #include <track_gen/stages.hpp>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace tg_test {
 
 /// The relaxation as documented, without lists or skips: iteration by iteration, each point's
 /// push over every segment outside its band, in chunk order, until the largest overlap is
-/// below the tolerance. Counts what the checks below need.
+/// below the tolerance. On request (host runs) it also follows the list schedule that
+/// stages::repulsive_listed documents (rebuild in the second iteration and whenever twice the
+/// summed largest moves exceed the skin; a point overflows when more than the capacity of its
+/// segments lie within the reach plus the skin at a rebuild), to count what the listed stage's
+/// paths see: the rebuilds after the first, and the iterations in which an overflowed point
+/// scans every segment between rebuilds.
 struct reference_repulsive {
   static constexpr track_gen::detail::stage_role role = track_gen::detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 2;
 
-  /// Iterations that moved the points, and the largest move of each, summed (host runs only).
+  /// What the schedule saw (filled when `follow_lists`).
   struct record {
-    int moves = 0;
-    double moved = 0.0;
+    bool follow_lists = false;
+    int later_rebuilds = 0;   ///< rebuilds after the second iteration's
+    int overflow_scans = 0;   ///< (point, iteration) pairs on the overflow path between rebuilds
   };
 
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, track_gen::detail::workspace& ws, const track_gen::track_params& p) {
     record r;
-    relax(ctx, ws, p, r);
+    relax(ctx, ws, p, r, nullptr);
   }
 
+  /// `overflowed`: one flag per control point (host runs that follow the lists), else null.
   template <class Ctx>
   TRACK_GEN_HD static void relax(Ctx& ctx, track_gen::detail::workspace& ws, const track_gen::track_params& p,
-                                 record& r) {
+                                 record& r, bool* overflowed) {
     using namespace track_gen::detail;
     const int m = ws.num_control;
     const int chunks = repulsive_chunks(m);
     const float clearance = p.repulsive.clearance;
+    const float skin = repulsive_skin * clearance;
+    float moved = 0.0f;
+    auto outside_band = [&](int i, int j) {
+      const int ahead = (j - i + m) % m;  // segment j is `ahead` segments after point i
+      return ahead >= ws.relax_neighbours && ahead < m - ws.relax_neighbours;
+    };
     for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
+      if (r.follow_lists && iteration >= 1) {
+        const bool rebuild = iteration == 1 || !(2.0f * moved <= skin);
+        if (rebuild) {
+          moved = 0.0f;
+          r.later_rebuilds += iteration > 1 ? 1 : 0;
+          for (int i = 0; i < m; ++i) {
+            int candidates = 0;
+            const float reach = repulsive_reach(clearance, ws.control[i]) + skin;
+            for (int j = 0; j < m; ++j)
+              candidates += outside_band(i, j) &&
+                            within_segment_box(ws.control[i], ws.control[j], ws.control[(j + 1) % m], reach);
+            overflowed[i] = candidates > repulsive_list_capacity;
+          }
+        } else {
+          for (int i = 0; i < m; ++i) r.overflow_scans += overflowed[i] ? 1 : 0;
+        }
+      }
       float overlap = 0.0f;
       float largest_move = 0.0f;
       for (int i = ctx.rank(); i < m; i += ctx.size()) {
@@ -61,11 +92,8 @@ struct reference_repulsive {
         float3 push = f3(0.0f, 0.0f, 0.0f);
         for (int chunk = 0; chunk < chunks; ++chunk) {
           float3 part = f3(0.0f, 0.0f, 0.0f);
-          for (int j = chunk * m / chunks; j < (chunk + 1) * m / chunks; ++j) {
-            const int ahead = (j - i + m) % m;  // segment j is `ahead` segments after point i
-            if (ahead < ws.relax_neighbours || ahead >= m - ws.relax_neighbours) continue;
-            repulsive_push(part, overlap, pi_, ws.control[j], ws.control[(j + 1) % m], clearance);
-          }
+          for (int j = chunk * m / chunks; j < (chunk + 1) * m / chunks; ++j)
+            if (outside_band(i, j)) repulsive_push(part, overlap, pi_, ws.control[j], ws.control[(j + 1) % m], clearance);
           push = push + part;
         }
         const float3 mid = (ws.control[(i + m - 1) % m] + ws.control[(i + 1) % m]) * 0.5f;
@@ -73,9 +101,7 @@ struct reference_repulsive {
         largest_move = max_f(largest_move, length(ws.control_next[i] - pi_));
       }
       if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
-      const float move = ctx.reduce_max(largest_move);
-      ++r.moves;
-      r.moved += move;
+      moved += ctx.reduce_max(largest_move) * 1.001f + 1e-6f;
       for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
       ctx.sync();
     }
@@ -98,13 +124,14 @@ inline int differing_envs(const track_gen::track_snapshot& a, const track_gen::t
     const std::size_t u = static_cast<std::size_t>(e), n = static_cast<std::size_t>(a.num_samples);
     const bool same = a.status[u] == b.status[u] &&
                       std::memcmp(&a.position[u * n], &b.position[u * n], n * sizeof(float3)) == 0;
-    if (!same && differing++ < 3) FAIL_CHECK(what << ": env " << e << " differs");
+    if (!same && differing++ < 3) FAIL_CHECK(std::string(what) << ": env " << e << " differs");
   }
   return differing;
 }
 
 /// Builds `p`'s tracks with stages::repulsive_listed, stages::repulsive and the reference; every
-/// env's samples and status must be equal, bit for bit. Returns the envs compared.
+/// env's samples and status must be equal, bit for bit. Returns how many envs got a track of the
+/// generator (valid, not the fallback ellipse): the envs whose comparison says something.
 template <class Family, class Policy>
 int same_tracks(const track_gen::track_params& p) {
   namespace tg = track_gen;
@@ -115,7 +142,10 @@ int same_tracks(const track_gen::track_params& p) {
   const tg::track_snapshot r = plain.copy_tracks(stream.get());
   CHECK(differing_envs(listed.copy_tracks(stream.get()), r, "repulsive_listed") == 0);
   CHECK(differing_envs(every.copy_tracks(stream.get()), r, "repulsive") == 0);
-  return r.num_envs;
+  int generated = 0;
+  for (std::uint32_t st : r.status)
+    generated += (st & tg::status::valid) != 0u && (st & tg::status::fallback) == 0u ? 1 : 0;
+  return generated;
 }
 
 TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of testing every segment", Policy,
@@ -128,23 +158,28 @@ TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of tes
     p.seed = seed;
     return p;
   };
-  SUBCASE("hull") { CHECK(same_tracks<tg::stages::hull_corners, Policy>(params(tg::generator_family::hull, 5)) == envs); }
+  // Most envs must get a track of the generator: the fallback ellipse would compare equal
+  // whatever the relaxation did.
+  SUBCASE("hull") { CHECK(same_tracks<tg::stages::hull_corners, Policy>(params(tg::generator_family::hull, 5)) > envs * 9 / 10); }
   SUBCASE("bezier") {
-    CHECK(same_tracks<tg::stages::bezier_corners, Policy>(params(tg::generator_family::bezier, 6)) == envs);
+    CHECK(same_tracks<tg::stages::bezier_corners, Policy>(params(tg::generator_family::bezier, 6)) > envs * 9 / 10);
   }
   SUBCASE("voronoi") {
-    CHECK(same_tracks<tg::stages::voronoi_sites, Policy>(params(tg::generator_family::voronoi, 7)) == envs);
+    CHECK(same_tracks<tg::stages::voronoi_sites, Policy>(params(tg::generator_family::voronoi, 7)) > envs * 9 / 10);
   }
   SUBCASE("polar, kept relaxing by a wide clearance") {
     tg::track_params p = params(tg::generator_family::polar, 8);
     p.repulsive.clearance = 4.0f;
-    CHECK(same_tracks<tg::stages::random_polar, Policy>(p) == envs);
+    CHECK(same_tracks<tg::stages::random_polar, Policy>(p) > envs / 2);
   }
-  SUBCASE("hull, more candidates than a list holds") {
+  SUBCASE("hull, more control points than a block has threads") {
+    // Two Chaikin passes: 80-112 points, so that a CUDA thread owns two of them (and their
+    // lists); the clearance lowered as hull_params::chaikin_passes advises.
     tg::track_params p = params(tg::generator_family::hull, 9);
-    p.num_envs = scaled(64, 16, 4);
-    p.hull.chaikin_passes = 3;  // about 100 control points a few tenths of a metre apart
-    CHECK(same_tracks<tg::stages::hull_corners, Policy>(p) == p.num_envs);
+    p.num_envs = scaled(64, 8, 8);
+    p.hull.chaikin_passes = 2;
+    p.repulsive.clearance = 0.75f;
+    CHECK(same_tracks<tg::stages::hull_corners, Policy>(p) > p.num_envs / 2);
   }
 }
 

@@ -61,7 +61,7 @@ struct repulsive_list {
 /// Byte offsets of the scratch arrays inside one block's scratch memory.
 struct scratch_layout {
   int control_capacity = 0;  ///< control points
-  int repulsive_capacity = 0;  ///< control points of random tracks (the repulsive stage's partial sums)
+  int repulsive_capacity = 0;  ///< control points of random tracks (the repulsive stage's partial sums and lists)
   int dense_capacity = 0;    ///< dense centreline samples
   int num_samples = 0;       ///< N
   std::size_t control = 0, control_next = 0, spline = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// The generating stages of random tracks: random_polar and repulsive.
+/// The generating stages of random tracks: random_polar and the control polygon's relaxation
+/// (repulsive, repulsive_listed).
 
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -204,7 +205,7 @@ struct basic_repulsive {
       } else if constexpr (CandidateLists) {
         // Block-uniform: the lists are built in the second iteration and rebuilt once the
         // points may have closed half the skin.
-        const bool rebuild = iteration == 1 || 2.0f * moved > skin;
+        const bool rebuild = iteration == 1 || !(2.0f * moved <= skin);  // a NaN move rebuilds
         if (rebuild) moved = 0.0f;
         float largest_move = 0.0f;
         for (int i = ctx.rank(); i < m; i += ctx.size()) {

@@ -40,6 +40,9 @@ struct bezier_corners {
   static constexpr std::uint32_t stage_id = 10;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::bezier;
+  /// Whether stages::repulsive runs many iterations on this family's control polygons (its tracks mostly stop after the first iteration):
+  /// its one-family pipeline then relaxes with stages::repulsive_listed (presets.hpp).
+  static constexpr bool long_relaxation = false;
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
   /// corners_max x samples_per_piece.

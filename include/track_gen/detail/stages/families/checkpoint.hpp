@@ -62,6 +62,9 @@ struct checkpoint_walk {
   static constexpr std::uint32_t stage_id = 13;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::checkpoint;
+  /// Whether stages::repulsive runs many iterations on this family's control polygons (its walks leave the relaxation nothing to push):
+  /// its one-family pipeline then relaxes with stages::repulsive_listed (presets.hpp).
+  static constexpr bool long_relaxation = false;
 
   /// Steps between recorded points: round(control_spacing / step_length), in [1, max_steps].
   TRACK_GEN_HD static int record_every(const checkpoint_params& c) {
