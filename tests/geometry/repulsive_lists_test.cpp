@@ -6,6 +6,7 @@
 
 #include <track_gen/detail/host/block_context.hpp>
 
+#include <string>
 #include <utility>
 
 namespace tg_test {
@@ -16,6 +17,7 @@ TEST_CASE_TEMPLATE_APPLY(repulsive_lists_tracks, std::tuple<track_gen::host_poli
 struct relaxed_pair {
   std::vector<float3> listed, plain;
   reference_repulsive::record record;
+  int stale_lists = 0;  ///< points whose list, at the stage's end, is not the one the schedule built last
 };
 
 template <class Family>
@@ -27,7 +29,8 @@ relaxed_pair relax_both(const track_gen::track_params& p, std::uint32_t env) {
                                                       static_cast<std::size_t>(p.num_samples));
   relaxed_pair out;
   out.record.follow_lists = true;
-  std::vector<char> overflowed(static_cast<std::size_t>(capacity), 0);
+  std::vector<int> candidates(static_cast<std::size_t>(capacity), 0);
+  std::vector<std::uint16_t> counts;  // the stage's lists' counts at its end
   for (int pass = 0; pass < 2; ++pass) {
     std::vector<unsigned char> memory(layout.bytes + 16, 0);
     tg::detail::workspace ws{};
@@ -45,9 +48,16 @@ relaxed_pair relax_both(const track_gen::track_params& p, std::uint32_t env) {
     if (pass == 0) {
       tg::stages::repulsive_listed::run(ctx, ws, p);
       out.listed.assign(ws.control, ws.control + ws.num_control);
+      for (int i = 0; i < ws.num_control; ++i) counts.push_back(ws.repulsive_lists()[i].count);
     } else {
-      reference_repulsive::relax(ctx, ws, p, out.record, reinterpret_cast<bool*>(overflowed.data()));
+      reference_repulsive::relax(ctx, ws, p, out.record, candidates.data());
       out.plain.assign(ws.control, ws.control + ws.num_control);
+      // A stage that rebuilt at other iterations (more often, say) would end with other lists.
+      for (int i = 0; out.record.built && i < ws.num_control; ++i) {
+        const int c = candidates[static_cast<std::size_t>(i)];
+        const int want = c > tg::detail::repulsive_list_capacity ? tg::detail::repulsive_list_overflow : c;
+        out.stale_lists += counts[static_cast<std::size_t>(i)] != want ? 1 : 0;
+      }
     }
   }
   return out;
@@ -84,13 +94,15 @@ TEST_CASE("repulsive: the stage alone against the reference, past list rebuilds 
       p.hull.chaikin_passes = c.chaikin_passes;
     }
     for (std::uint32_t env = 0; env < static_cast<std::uint32_t>(scaled(200, 10, 4)); ++env) {
-      CAPTURE(c.name);
+      const std::string name = c.name;
+      CAPTURE(name);
       CAPTURE(env);
       const relaxed_pair r = c.polar ? relax_both<tg::stages::random_polar>(p, env)
                                      : relax_both<tg::stages::hull_corners>(p, env);
       REQUIRE(r.listed.size() == r.plain.size());
       REQUIRE(!r.listed.empty());
       CHECK(std::memcmp(r.listed.data(), r.plain.data(), r.listed.size() * sizeof(float3)) == 0);
+      CHECK(r.stale_lists == 0);
       ++polygons;
       later_rebuilds += r.record.later_rebuilds;
       overflow_scans += r.record.overflow_scans;

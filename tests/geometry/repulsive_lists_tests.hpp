@@ -34,8 +34,9 @@ namespace tg_test {
 /// stages::repulsive_listed documents (rebuild in the second iteration and whenever twice the
 /// summed largest moves exceed the skin; a point overflows when more than the capacity of its
 /// segments lie within the reach plus the skin at a rebuild), to count what the listed stage's
-/// paths see: the rebuilds after the first, and the iterations in which an overflowed point
-/// scans every segment between rebuilds.
+/// paths see (the rebuilds after the first, the iterations in which an overflowed point scans
+/// every segment between rebuilds) and to keep each point's candidate count at the last
+/// rebuild, which the stage's lists must hold when it ends.
 struct reference_repulsive {
   static constexpr track_gen::detail::stage_role role = track_gen::detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 2;
@@ -43,6 +44,7 @@ struct reference_repulsive {
   /// What the schedule saw (filled when `follow_lists`).
   struct record {
     bool follow_lists = false;
+    bool built = false;       ///< the relaxation reached the second iteration (lists were built)
     int later_rebuilds = 0;   ///< rebuilds after the second iteration's
     int overflow_scans = 0;   ///< (point, iteration) pairs on the overflow path between rebuilds
   };
@@ -53,10 +55,11 @@ struct reference_repulsive {
     relax(ctx, ws, p, r, nullptr);
   }
 
-  /// `overflowed`: one flag per control point (host runs that follow the lists), else null.
+  /// `candidates`: one count per control point, at the last rebuild (host runs that follow
+  /// the lists), else null.
   template <class Ctx>
   TRACK_GEN_HD static void relax(Ctx& ctx, track_gen::detail::workspace& ws, const track_gen::track_params& p,
-                                 record& r, bool* overflowed) {
+                                 record& r, int* candidates) {
     using namespace track_gen::detail;
     const int m = ws.num_control;
     const int chunks = repulsive_chunks(m);
@@ -72,17 +75,18 @@ struct reference_repulsive {
         const bool rebuild = iteration == 1 || !(2.0f * moved <= skin);
         if (rebuild) {
           moved = 0.0f;
+          r.built = true;
           r.later_rebuilds += iteration > 1 ? 1 : 0;
           for (int i = 0; i < m; ++i) {
-            int candidates = 0;
+            int count = 0;
             const float reach = repulsive_reach(clearance, ws.control[i]) + skin;
             for (int j = 0; j < m; ++j)
-              candidates += outside_band(i, j) &&
+              count += outside_band(i, j) &&
                             within_segment_box(ws.control[i], ws.control[j], ws.control[(j + 1) % m], reach);
-            overflowed[i] = candidates > repulsive_list_capacity;
+            candidates[i] = count;
           }
         } else {
-          for (int i = 0; i < m; ++i) r.overflow_scans += overflowed[i] ? 1 : 0;
+          for (int i = 0; i < m; ++i) r.overflow_scans += candidates[i] > repulsive_list_capacity ? 1 : 0;
         }
       }
       float overlap = 0.0f;
@@ -173,7 +177,7 @@ TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of tes
     CHECK(same_tracks<tg::stages::random_polar, Policy>(p) > envs / 2);
   }
   SUBCASE("hull, more control points than a block has threads") {
-    // Two Chaikin passes: 80-112 points, so that a CUDA thread owns two of them (and their
+    // Two Chaikin passes: 80-112 points, so that some CUDA threads own two of them (and their
     // lists); the clearance lowered as hull_params::chaikin_passes advises.
     tg::track_params p = params(tg::generator_family::hull, 9);
     p.num_envs = scaled(64, 8, 8);

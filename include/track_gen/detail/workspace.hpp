@@ -48,7 +48,7 @@ inline constexpr int repulsive_list_capacity = 15;
 inline constexpr std::uint16_t repulsive_list_overflow = 0xffffu;
 /// Skin of stages::repulsive_listed's candidate lists, a fraction of the clearance: a list holds the
 /// segments within the clearance plus the skin, and is rebuilt once the points may have moved
-/// half of it. A quarter: hull tracks rebuild their lists every 5 or 6 iterations, about 3
+/// half of it. A quarter: hull tracks rebuild their lists about every 6 iterations, about 3
 /// segments a list; half the clearance was 2 % slower on the H200 (performance log, entry 34).
 inline constexpr float repulsive_skin = 0.25f;
 
