@@ -205,13 +205,13 @@ int main(int argc, char** argv) {
     std::vector<row> rows;
     rows.push_back(measure<tg::presets::track_pipeline>("track", tg::presets::track(o.envs), o));
     rows.push_back(measure<tg::presets::track_pipeline>("drone_track", tg::presets::drone_track(o.envs), o));
-    // Every family through presets::family_pipeline (stages::random_family), with and without
-    // stages::repulsive.
+    // Every family through presets::any_family_pipeline (stages::random_any_family: the same
+    // tracks as family_pipeline's, and the repulsive family too), with and without stages::repulsive.
     for (int f = 1; f < tg::num_generator_families; ++f) {
       const std::string name = tg::generator_family_names[f];
       const auto family = static_cast<tg::generator_family>(f);
-      rows.push_back(measure<tg::presets::family_pipeline>(name, family_params(o.envs, family, true), o));
-      rows.push_back(measure<tg::presets::family_pipeline>(name + ", no repulsive", family_params(o.envs, family, false), o));
+      rows.push_back(measure<tg::presets::any_family_pipeline>(name, family_params(o.envs, family, true), o));
+      rows.push_back(measure<tg::presets::any_family_pipeline>(name + ", no repulsive", family_params(o.envs, family, false), o));
     }
     if (o.long_envs > 0)
       rows.push_back(measure<tg::presets::long_track_pipeline>("long_track", tg::presets::long_track(o.long_envs), o));

@@ -271,10 +271,11 @@ struct block_tuning : tg::default_tuning {
 };
 
 /// Sets `p`'s generator family to `name` (tg::generator_family_names), or equal weights on every
-/// family for "mix".
+/// family but repulsive for "mix" (presets::family_pipeline's families), on all six for "mix_all".
 void set_generator(tg::track_params& p, const std::string& name) {
   for (int f = 0; f < tg::num_generator_families; ++f) {
-    if (name == "mix") p.generator.weights[f] = 1.0f;
+    if (name == "mix_all" || (name == "mix" && f != static_cast<int>(tg::generator_family::repulsive)))
+      p.generator.weights[f] = 1.0f;
     if (name == tg::generator_family_names[f]) p.generator.family = static_cast<tg::generator_family>(f);
   }
 }
@@ -870,13 +871,15 @@ int parse(int argc, char** argv, options& o) {
                  "extra generate_block rows: the fused generation kernel at these threads per block")
       ->delimiter(',')
       ->check(CLI::IsMember({64, 128, 256, 512}));
-  std::vector<std::string> families = {"mix", "gate_course", "gate_sequence", "gate_sequence_bezier"};
+  std::vector<std::string> families = {"mix", "mix_all", "gate_course", "gate_sequence", "gate_sequence_bezier"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
-  for (const char* f : {"bezier_own", "hull_own", "voronoi_own", "checkpoint_own"}) families.push_back(f);
+  for (const char* f : {"bezier_own", "hull_own", "voronoi_own", "checkpoint_own", "repulsive_own"})
+    families.push_back(f);
   app.add_option("--generators", o.generators,
                  "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
-                 "generator families (polar: the family pipeline's cost on the default tracks); mix: equal weights on "
-                 "every family; gate_course: drone gate courses (presets::gate_course_pipeline); gate_sequence: the "
+                 "generator families (polar: the family pipeline's cost on the default tracks; repulsive: through "
+                 "presets::any_family_pipeline); mix: equal weights on every family but repulsive; mix_all: on all six "
+                 "(presets::any_family_pipeline); gate_course: drone gate courses (presets::gate_course_pipeline); gate_sequence: the "
                  "gate_course preset's gates alone (gate_sequence.hpp, no course line); gate_sequence_bezier: the same "
                  "from bezier corners, as the seed library's gate config; <family>_own: that family through "
                  "presets::one_family_pipeline")
@@ -1028,6 +1031,10 @@ int main(int argc, char** argv) {
                         rows.push_back(run_generate<threads, tg::presets::voronoi_pipeline>(e, n, o, stream, f));
                       else if (f == "checkpoint_own")
                         rows.push_back(run_generate<threads, tg::presets::checkpoint_pipeline>(e, n, o, stream, f));
+                      else if (f == "repulsive_own")
+                        rows.push_back(run_generate<threads, tg::presets::repulsive_pipeline>(e, n, o, stream, f));
+                      else if (f == "repulsive" || f == "mix_all")  // family_pipeline leaves repulsive out
+                        rows.push_back(run_generate<threads, tg::presets::any_family_pipeline>(e, n, o, stream, f));
                       else rows.push_back(f == "gate_course"
                                          ? run_generate<threads, tg::presets::gate_course_pipeline>(e, n, o, stream, f)
                                          : run_generate<threads, tg::presets::family_pipeline>(e, n, o, stream, f));

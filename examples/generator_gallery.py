@@ -16,7 +16,7 @@ import torch
 from track_gen.course import Course
 from track_gen.pipeline import presets
 
-FAMILIES = ["polar", "bezier", "hull", "voronoi", "checkpoint"]
+FAMILIES = ["polar", "bezier", "hull", "voronoi", "checkpoint", "repulsive"]
 
 
 def compactness(xy):

@@ -25,7 +25,7 @@ namespace {
 
 namespace tg = track_gen;
 namespace ex = track_gen_examples;
-using course_type = tg::course<tg::presets::family_pipeline, tg::host_policy>;
+using course_type = tg::course<tg::presets::any_family_pipeline, tg::host_policy>;
 
 struct options {
   std::string out = "docs/generators";

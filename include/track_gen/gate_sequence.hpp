@@ -15,7 +15,8 @@
 ///    stages::random_family draws it) gives its control polygon from the same random streams as
 ///    its generate stage: polar, its polar.control_points points; bezier, its corners; hull, its
 ///    corners and displaced edge midpoints (before Chaikin). voronoi and checkpoint build their
-///    polygon from a walk or a site field and are refused (use the pipeline).
+///    polygon from a walk or a site field, repulsive from a curve flow, and are refused (use the
+///    pipeline).
 /// 2. Ordering and count: gates.ordering (as generated or angle-sorted about the centroid);
 ///    a count G drawn uniformly in [gates.min_gates, gates.max_gates], anchor floor(j M / G) kept
 ///    as gate j when the family drew M > G (stages::gate_anchors).
@@ -134,11 +135,14 @@ inline void check_gate_sequence_params(const track_params& p) {
   for (int f = 0; f < num_generator_families; ++f) {
     const auto family = static_cast<generator_family>(f);
     if (!family_in_use(p.generator, family)) continue;
-    if (family == generator_family::voronoi || family == generator_family::checkpoint)
+    // Only these three have anchors here (build_gate_sequence would draw polar ones for any other).
+    if (family != generator_family::polar && family != generator_family::bezier && family != generator_family::hull)
       throw std::invalid_argument(std::string("track_gen: gate_sequences: track_params.generator selects the '") +
                                   generator_family_names[f] +
-                                  "' family, whose anchors gate sequences do not build (polar, bezier and hull only): "
-                                  "use presets::gate_course_pipeline for it");
+                                  "' family, whose anchors gate sequences do not build (polar, bezier and hull only): " +
+                                  (family == generator_family::repulsive
+                                       ? std::string("no gate course draws it (presets::gate_course_pipeline leaves it out too)")
+                                       : std::string("use presets::gate_course_pipeline for it")));
   }
   if (family_in_use(p.generator, generator_family::polar) && p.polar.control_points > gate_sequence_max_anchors)
     throw std::invalid_argument("track_gen: gate_sequences: track_params.polar.control_points = " +
@@ -190,9 +194,9 @@ class gate_sequences {
   /// Allocates the sequences and zeroes them (every env: count 0, status 0, episode 0) on
   /// `stream`, asynchronously, and loads the kernel. Nothing is built yet: call generate().
   /// @throws std::invalid_argument a parameter out of range (the message names it and its
-  ///         range), or a family whose anchors are not built here (voronoi, checkpoint), or
-  ///         polar.control_points > 256. @throws capture_error `stream` is capturing (this
-  ///         allocates). @throws cuda_error a CUDA call failed.
+  ///         range), or a family whose anchors are not built here (voronoi, checkpoint,
+  ///         repulsive), or polar.control_points > 256. @throws capture_error `stream` is
+  ///         capturing (this allocates). @throws cuda_error a CUDA call failed.
   explicit gate_sequences(const track_params& params, stream_type stream = {}) : params_(params) {
     detail::check_gate_sequence_params(params);
     const parts l = layout(params.num_envs, params.gates.max_gates);

@@ -11,37 +11,42 @@
 
 namespace track_gen {
 
-/// The generator families of random tracks (stages::random_family draws each env's).
+/// The generator families of random tracks (stages::random_any_family draws each env's; stages::random_family
+/// all but repulsive).
 enum class generator_family : int {
   polar = 0,       ///< stages::random_polar: sorted jittered angles, radii in a band
   bezier = 1,      ///< stages::bezier_corners
   hull = 2,        ///< stages::hull_corners
   voronoi = 3,     ///< stages::voronoi_sites
   checkpoint = 4,  ///< stages::checkpoint_walk
+  repulsive = 5,   ///< stages::repulsive_growth (the seed system's `repulsive` generator)
 };
 
 /// Number of generator families (the extent of generator_params::weights).
-inline constexpr int num_generator_families = 5;
+inline constexpr int num_generator_families = 6;
 
 /// The families' names, in generator_family order (the seed system's `generator=` names; Python
 /// takes them as `generator="bezier"` and `generator_weights={"bezier": 1.0, ...}`).
 inline constexpr const char* generator_family_names[num_generator_families] = {"polar", "bezier", "hull", "voronoi",
-                                                                               "checkpoint"};
+                                                                               "checkpoint", "repulsive"};
 
 namespace detail {
 /// A pipeline's family_rule when `track_params::generator` may select any family.
 inline constexpr int any_family = -2;
+/// A pipeline's family_rule when `track_params::generator` may select any family but repulsive
+/// (stages::random_family).
+inline constexpr int any_family_but_repulsive = -3;
 }  // namespace detail
 
 /// `stages::random_family`: which generator family draws each env's control points.
 struct generator_params {
-  /// The family of every env when all `weights` are 0, a generator_family in [0, 4].
+  /// The family of every env when all `weights` are 0, a generator_family in [0, 5].
   generator_family family = generator_family::polar;
   /// Relative weight of each family, indexed by generator_family, each in [0, 1e6]. When any is
   /// positive, each env draws its family for each episode with probability weight / sum (one
   /// Philox draw keyed on seed, global env and episode: every attempt of an episode keeps the
   /// family, so failed attempts do not shift the mix), and `family` is ignored.
-  float weights[num_generator_families] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  float weights[num_generator_families] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
 };
 
 /// `stages::random_polar`: control points at sorted jittered angles around the origin, their
@@ -311,6 +316,72 @@ struct hull_params {
   int chaikin_passes = 1;
 };
 
+/// `stages::repulsive_growth` (family `repulsive`, families/repulsive_growth.hpp): a closed curve
+/// grown from a small circle inside a disc with disc obstacles, by steepest descent of the
+/// tangent-point energy under a ratcheted length (Yu, Schumacher & Crane, "Repulsive Curves",
+/// ACM TOG 40(2), 2021; as a track generator: Henrich & Kötter, "Generating Race Tracks With
+/// Repulsive Curves"). The seed system's `repulsive_*` parameters, with its defaults; lengths in
+/// metres instead of fractions of its scale. The flow runs in the seed system's units (domain
+/// radius 1.716) and is scaled to `domain_radius` at the end, so the shapes do not depend on it.
+///
+/// Defaults and why: a 7.5 m domain and a final length of 4.0-4.8 times the start circle's
+/// (2 pi x 7.5 / 4 = 11.8 m) give loops of 47-57 m, inside the `track` preset's 10-60 m, with
+/// strands about 2 m apart: 246 of 256 tracks passed its validation at the first attempt (host,
+/// seed 1), against 34 of 64 with a 6.5 m domain and 4.5-5.5 (the seed system's multiples).
+/// Resampling every 5 iterations instead of its 25: at 25 the curve grew saw-teeth between
+/// resamplings that no track's turn radius survived. The other defaults are the seed system's
+/// (64 -> 128 -> 256 points, ratchet 1.2 % an iteration, alpha 3, beta 6; docs/generators/repulsive.md).
+struct repulsive_growth_params {
+  /// Radius of the disc the curve grows in [m], in [0.001, 1e6] (the seed's
+  /// repulsive_domain_frac x its reference length x scale).
+  float domain_radius = 7.5f;
+  /// Domain radius over the start circle's radius, in [1.5, 100] (repulsive_domain_init_ratio).
+  float init_ratio = 4.0f;
+  /// Least final length as a multiple of the start circle's, in [1, 20] (repulsive_grow_mult_min).
+  float grow_mult_min = 4.0f;
+  /// Largest final length multiple, in [grow_mult_min, 20] (repulsive_grow_mult_max).
+  float grow_mult_max = 4.8f;
+  /// Fewest disc obstacles, in [0, 32] (repulsive_obstacle_count_min).
+  int obstacles_min = 8;
+  /// Most disc obstacles, in [obstacles_min, 32] (repulsive_obstacle_count_max).
+  int obstacles_max = 12;
+  /// Smallest obstacle radius as a fraction of the domain radius, in [0, 0.5]
+  /// (repulsive_obstacle_radius_min_frac).
+  float obstacle_radius_min = 0.02f;
+  /// Largest obstacle radius fraction, in [obstacle_radius_min, 0.5] (repulsive_obstacle_radius_max_frac).
+  float obstacle_radius_max = 0.045f;
+  /// Growth of the target length per iteration, in [0.0001, 0.5] (repulsive_ratchet_rate).
+  float ratchet_rate = 0.012f;
+  /// Tangent-point exponent alpha, in [1, 8] (repulsive_alpha).
+  float alpha = 3.0f;
+  /// Tangent-point exponent beta, in (2, 17] and in (alpha + 1, 2 alpha + 1] (repulsive_beta):
+  /// the energy of Yu et al. is defined and repulsive for alpha > 1 and beta in (alpha + 1, 2 alpha + 1].
+  float beta = 6.0f;
+  /// Largest move of a point per iteration as a fraction of the mean edge length, in (0, 1]
+  /// (repulsive_tau).
+  float tau = 0.4f;
+  /// Weight of the length term, in [0, 1e6] (repulsive_w_len).
+  float length_weight = 30.0f;
+  /// Points of the finest level (the curve handed to the spline), in [16, 512] (the last of
+  /// repulsive_stages).
+  int points = 256;
+  /// Levels of the coarse-to-fine schedule, in [1, 4]: level k has points / 2^(levels - 1 - k)
+  /// points (at least 8), and the flow moves to the next level when the target length has doubled.
+  int levels = 3;
+  /// Iterations after the last length-ratchet iteration, in [0, 10000] (repulsive_settle_iters).
+  int settle_iterations = 40;
+  /// Iterations between arc-length resamplings of the curve, in [1, 10000] (repulsive_resample_every).
+  int resample_every = 5;
+  /// Iterations between the stall tests on the finest level, in [1, 10000] (repulsive_stall_window).
+  int stall_window = 16;
+  /// The flow stops once the length is reached and the enclosed area changed by less than this
+  /// fraction over a stall window, in [0, 1] (repulsive_stall_area_tol).
+  float stall_area_tolerance = 0.05f;
+  /// 1: the disc obstacles stop repelling once the final length is reached (the domain wall
+  /// stays), 0: they stay; in [0, 1] (repulsive_deactivate_obstacles).
+  int deactivate_obstacles = 1;
+};
+
 /// The z profiles of stages::elevation_profile (detail/stages/elevation.hpp; the seed system's
 /// `z_profile`: its "noise" is `harmonics` here).
 enum class elevation_kind : int {
@@ -414,6 +485,7 @@ struct track_params {
   checkpoint_params checkpoint;
   bezier_params bezier;
   hull_params hull;
+  repulsive_growth_params repulsive_growth;
   elevation_params elevation;
   gate_course_params gates;
 };

@@ -52,6 +52,14 @@ template <class Stage>
 struct stage_family<Stage, std::void_t<decltype(Stage::family)>>
     : std::integral_constant<int, Stage::role == stage_role::generate ? static_cast<int>(Stage::family) : -1> {};
 
+/// The threads of a generation kernel holding `Stage` that must fit on one SM (its
+/// `generate_threads_per_sm` member), or 896 (generate/kernels.cuh says why).
+template <class Stage, class = void>
+struct stage_threads_per_sm : std::integral_constant<int, 896> {};
+template <class Stage>
+struct stage_threads_per_sm<Stage, std::void_t<decltype(Stage::generate_threads_per_sm)>>
+    : std::integral_constant<int, Stage::generate_threads_per_sm> {};
+
 template <class Stage, class = void>
 struct has_control_points : std::false_type {};
 template <class Stage>
@@ -110,8 +118,12 @@ struct pipeline {
                 "The validating stage must be the last stage of a pipeline: it judges the finished track.");
   static_assert((detail::is_grid_stage<Stages> + ... + 0) <= 1, "A pipeline holds at most one grid-scope stage.");
 
-  /// Whether a stage of the pipeline is stages::random_family (it draws every generator family).
-  static constexpr bool draws_families = (std::is_same_v<Stages, stages::random_family> || ...);
+  /// Whether a stage of the pipeline is stages::random_family or random_any_family (it draws
+  /// the generator families).
+  static constexpr bool draws_families =
+      (std::is_same_v<Stages, stages::random_family> || ...) || (std::is_same_v<Stages, stages::random_any_family> || ...);
+  /// Whether a stage of the pipeline is stages::random_family, which leaves the repulsive family out.
+  static constexpr bool draws_families_but_growth = (std::is_same_v<Stages, stages::random_family> || ...);
   /// Whether a stage of the pipeline is stages::random_polar.
   static constexpr bool draws_polar = (std::is_same_v<Stages, stages::random_polar> || ...);
   /// Whether `track_params::generator` may select a family other than polar: false for a pipeline
@@ -123,11 +135,16 @@ struct pipeline {
   /// -1 for the others.
   static constexpr int fixed_family = std::max({-1, detail::stage_family<Stages>::value...});
   /// What construction lets `track_params::generator` select: detail::any_family (the pipeline
-  /// draws with stages::random_family, or with a stage of the user's), or the one family it draws
-  /// (polar for stages::random_polar; a family's own stage's family), any other selection refused.
-  static constexpr int family_rule = fixed_family >= 0 ? fixed_family
-                                     : accepts_families ? detail::any_family
-                                                        : static_cast<int>(generator_family::polar);
+  /// draws with stages::random_any_family, or with a stage of the user's),
+  /// detail::any_family_but_repulsive (stages::random_family), or the one family it draws (polar
+  /// for stages::random_polar; a family's own stage's family), any other selection refused.
+  static constexpr int family_rule = fixed_family >= 0          ? fixed_family
+                                     : draws_families_but_growth ? detail::any_family_but_repulsive
+                                     : accepts_families          ? detail::any_family
+                                                                 : static_cast<int>(generator_family::polar);
+  /// The threads of the pipeline's generation kernel that must fit on one SM (the least its
+  /// stages ask for; `__launch_bounds__` then gives each thread at most 65,536 / this registers).
+  static constexpr int generate_threads_per_sm = std::min({detail::stage_threads_per_sm<Stages>::value...});
   /// Where the pipeline's gates lie (progress_tracker's gate_layout): evenly spaced (gate g at
   /// g L / G) when stages::checkpoints places them; otherwise (stages::gate_checkpoints: at the
   /// anchors, or a stage of the user's) anchored, which suits any ascending arc lengths.

@@ -15,7 +15,7 @@ using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages:
                                 stages::frames, stages::checkpoints, stages::validate>;
 
 /// The `track` preset's pipeline with stages::random_family as its generate stage: every
-/// generator family, one per batch (`generator.family`) or a mix drawn per env and episode
+/// generator family but repulsive (any_family_pipeline has it too), one per batch (`generator.family`) or a mix drawn per env and episode
 /// (`generator.weights`), in one launch (docs/generators.md). With the default parameters its
 /// tracks are track_pipeline's bit for bit. It is a pipeline of its own because its kernel
 /// holds every family's code, which costs the batches that only draw polar tracks: at its
@@ -24,9 +24,17 @@ using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages:
 using family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
                                  stages::frames, stages::checkpoints, stages::validate>;
 
+/// family_pipeline with stages::random_any_family: every family, the repulsive growth included
+/// (mixes with it). Its own kernel, because the growth's code made family_pipeline's slower for
+/// the other families (stages::basic_random_family says how much). Its tracks are
+/// family_pipeline's where that pipeline can draw them.
+using any_family_pipeline = pipeline<stages::random_any_family, stages::repulsive, stages::catmull_rom,
+                                     stages::resample, stages::frames, stages::checkpoints, stages::validate>;
+
 /// family_pipeline with one family's own generate stage in place of stages::random_family
-/// (FamilyStage: stages::bezier_corners, hull_corners, voronoi_sites or checkpoint_walk): the
-/// same tracks as family_pipeline with generator.family set to that family and no weights, bit
+/// (FamilyStage: stages::bezier_corners, hull_corners, voronoi_sites, checkpoint_walk or
+/// repulsive_growth): the same tracks as family_pipeline (any_family_pipeline for
+/// repulsive_growth) with generator.family set to that family and no weights, bit
 /// for bit on the host, in a kernel that holds only that family's code (construction refuses
 /// any other selection). A batch of one family runs faster through it (docs/performance-log.md,
 /// entry 26); family_pipeline remains the pipeline of mixes. It relaxes with
@@ -40,6 +48,7 @@ using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
 using hull_pipeline = one_family_pipeline<stages::hull_corners>;
 using voronoi_pipeline = one_family_pipeline<stages::voronoi_sites>;
 using checkpoint_pipeline = one_family_pipeline<stages::checkpoint_walk>;
+using repulsive_pipeline = one_family_pipeline<stages::repulsive_growth>;
 
 /// A small closed circuit for RC cars or micro drones, flat (z = 0).
 ///
@@ -83,6 +92,12 @@ using elevated_family_pipeline = pipeline<stages::random_family, stages::repulsi
                                           stages::elevation_profile, stages::resample, stages::frames,
                                           stages::checkpoints, stages::validate_grade>;
 
+/// elevated_family_pipeline with stages::random_any_family (as any_family_pipeline): the Python
+/// course's pipeline when a batch can draw the repulsive family.
+using elevated_any_family_pipeline = pipeline<stages::random_any_family, stages::repulsive, stages::catmull_rom,
+                                              stages::elevation_profile, stages::resample, stages::frames,
+                                              stages::checkpoints, stages::validate_grade>;
+
 /// A drone course for `elevated_track_pipeline`: as `drone_track`, with level control points and
 /// a random-walk profile in [0.5, 2.5] m through 10 knots (one every 4-6 m of these 36-58 m
 /// loops) and grades up to 0.3 (17 degrees): steps of at most 0.8-1.3 m between knots.
@@ -99,7 +114,7 @@ inline track_params elevated_drone_track(int num_envs) {
 }
 
 /// The gate-course pipeline (issue 15 items 1-2; docs/drones.md): a family's anchors
-/// (stages::random_family, any family) become the gates (stages::gate_anchors: ordering, per-env
+/// (stages::random_family, any family but repulsive) become the gates (stages::gate_anchors: ordering, per-env
 /// count), the elevation profile lifts them (stages::elevation_profile on the spline through
 /// them), stages::gate_spacing pushes close pairs apart in 3D and rebuilds the spline: the course
 /// line, resampled like a track; the gates are its checkpoints, at the anchors

@@ -214,11 +214,20 @@ std::unique_ptr<any_course<Backend>> make_course(const tg::track_params& params,
   using policy = typename backend_traits<Backend>::policy;
   using fast_course = tg::course<tg::presets::track_pipeline, policy>;
   using family_course = tg::course<tg::presets::elevated_family_pipeline, policy>;
+  using any_family_course = tg::course<tg::presets::elevated_any_family_pipeline, policy>;
   bool suffices = track_pipeline_suffices(params);
+  bool growth = tg::detail::family_in_use(params.generator, tg::generator_family::repulsive);
   if (variants != nullptr)
-    for (const tg::track_params& v : variants->variants) suffices = suffices && track_pipeline_suffices(v);
+    for (const tg::track_params& v : variants->variants) {
+      suffices = suffices && track_pipeline_suffices(v);
+      growth = growth || tg::detail::family_in_use(v.generator, tg::generator_family::repulsive);
+    }
   if (suffices)
     return std::make_unique<course_holder<Backend, fast_course>>("track_pipeline", params, std::forward<Args>(args)...);
+  // The repulsive family's flow has a kernel of its own (stages::basic_random_family says why).
+  if (growth)
+    return std::make_unique<course_holder<Backend, any_family_course>>("elevated_any_family_pipeline", params,
+                                                                       std::forward<Args>(args)...);
   return std::make_unique<course_holder<Backend, family_course>>("elevated_family_pipeline", params,
                                                                  std::forward<Args>(args)...);
 }
@@ -246,6 +255,10 @@ inline const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, bezier.corners_min), TG_FIELD(int, bezier.corners_max), TG_FIELD(int, bezier.layout),
       TG_FIELD(int, bezier.samples_per_piece), TG_FIELD(int, hull.corners_min), TG_FIELD(int, hull.corners_max),
       TG_FIELD(int, hull.layout), TG_FIELD(int, hull.convex), TG_FIELD(int, hull.chaikin_passes),
+      TG_FIELD(int, repulsive_growth.obstacles_min), TG_FIELD(int, repulsive_growth.obstacles_max),
+      TG_FIELD(int, repulsive_growth.points), TG_FIELD(int, repulsive_growth.levels),
+      TG_FIELD(int, repulsive_growth.settle_iterations), TG_FIELD(int, repulsive_growth.resample_every),
+      TG_FIELD(int, repulsive_growth.stall_window), TG_FIELD(int, repulsive_growth.deactivate_obstacles),
       TG_FIELD(int, elevation.knots), TG_FIELD(int, elevation.harmonics),
       TG_FIELD(int, gates.ordering), TG_FIELD(int, gates.min_gates), TG_FIELD(int, gates.max_gates),
       TG_FIELD(int, gates.spacing_iterations), TG_FIELD(int, gates.align),
@@ -276,6 +289,12 @@ inline const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, bezier.rad), TG_FIELD(float, bezier.edgy), TG_FIELD(float, bezier.handle_clamp),
       TG_FIELD(float, hull.extent), TG_FIELD(float, hull.min_corner_distance), TG_FIELD(float, hull.max_turn),
       TG_FIELD(float, hull.displacement),
+      TG_FIELD(float, repulsive_growth.domain_radius), TG_FIELD(float, repulsive_growth.init_ratio),
+      TG_FIELD(float, repulsive_growth.grow_mult_min), TG_FIELD(float, repulsive_growth.grow_mult_max),
+      TG_FIELD(float, repulsive_growth.obstacle_radius_min), TG_FIELD(float, repulsive_growth.obstacle_radius_max),
+      TG_FIELD(float, repulsive_growth.ratchet_rate), TG_FIELD(float, repulsive_growth.alpha),
+      TG_FIELD(float, repulsive_growth.beta), TG_FIELD(float, repulsive_growth.tau),
+      TG_FIELD(float, repulsive_growth.length_weight), TG_FIELD(float, repulsive_growth.stall_area_tolerance),
       TG_FIELD(float, elevation.z_min), TG_FIELD(float, elevation.z_max), TG_FIELD(float, elevation.max_grade),
       TG_FIELD(float, gates.min_spacing),
   };
@@ -721,7 +740,8 @@ class py_course {
   int max_gates() const { return course_->max_gates(); }
   float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
   int device() const { return device_; }
-  /// "track_pipeline" or "elevated_family_pipeline": the pipeline make_course chose.
+  /// "track_pipeline", "elevated_family_pipeline" or "elevated_any_family_pipeline": the pipeline
+  /// make_course chose.
   std::string pipeline() const { return course_->pipeline_name(); }
   py::dict params() const { return params_dict(course_->params()); }
 
@@ -951,7 +971,7 @@ class py_gate_sequences {
   /// on CUDA device `device` (ignored on the CPU), zeroed (count 0, status 0: frames NaN) on
   /// torch's current stream; nothing is built until generate.
   /// @throws std::invalid_argument a parameter out of range, or a family the sequences do not
-  ///         build (voronoi, checkpoint). @throws capture_error the stream is capturing.
+  ///         build (voronoi, checkpoint, repulsive). @throws capture_error the stream is capturing.
   py_gate_sequences(const std::string& preset, int num_envs, const py::dict& overrides, int device)
       : device_(static_cast<c10::DeviceIndex>(device)), where_(traits::device(device_)),
         sequences_(build(make_params(preset, num_envs, overrides), device_)) {

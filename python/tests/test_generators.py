@@ -6,7 +6,7 @@ import pytest
 
 from track_gen.pipeline import presets
 
-FAMILIES = {"polar": 0, "bezier": 1, "hull": 2, "voronoi": 3, "checkpoint": 4}
+FAMILIES = {"polar": 0, "bezier": 1, "hull": 2, "voronoi": 3, "checkpoint": 4, "repulsive": 5}
 
 
 def test_generator_names_flatten_without_the_extension():
@@ -14,6 +14,14 @@ def test_generator_names_flatten_without_the_extension():
     assert p.overrides["generator"] == "voronoi"
     assert p.overrides["generator.weights.polar"] == 1.0
     assert p.overrides["generator.weights.checkpoint"] == 2
+    # The repulsive family's parameters, under the seed system's names without their prefix.
+    p = presets.track(4, generator="repulsive", repulsive_growth={"grow_mult_max": 5.0, "points": 128})
+    assert p.overrides["repulsive_growth.grow_mult_max"] == 5.0
+    assert p.overrides["repulsive_growth.points"] == 128
+    p = presets.track(4, generator="repulsive", repulsive_w_len=10.0, repulsive_obstacle_count_max=6)
+    assert p.overrides["repulsive_growth.length_weight"] == 10.0
+    assert p.overrides["repulsive_growth.obstacles_max"] == 6
+    assert presets.track(4, repulsive_deactivate_obstacles=False).overrides["repulsive_growth.deactivate_obstacles"] == 0
     with pytest.raises(TypeError, match="'generator' must be a family name"):
         presets.track(4, generator=3)
     with pytest.raises(TypeError, match="generator_weights"):
@@ -23,7 +31,7 @@ def test_generator_names_flatten_without_the_extension():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["polar", "voronoi", "checkpoint"])
+@pytest.mark.parametrize("name", ["polar", "voronoi", "checkpoint", "repulsive"])
 def test_one_family_for_the_batch(name):
     import torch
     from track_gen.course import Course
@@ -42,8 +50,8 @@ def test_a_mix_draws_only_families_of_positive_weight_and_redraws_per_episode():
                                         generator_weights={"polar": 1.0, "checkpoint": 3.0}))
     torch.cuda.synchronize()
     first = course.tracks.family.clone()
-    counts = torch.bincount(first.long(), minlength=5).tolist()
-    assert counts[1] == counts[2] == counts[3] == 0
+    counts = torch.bincount(first.long(), minlength=6).tolist()
+    assert counts[1] == counts[2] == counts[3] == counts[5] == 0
     # 3/4 checkpoint: within 5 standard deviations of the binomial mean.
     sigma = (E * 0.75 * 0.25) ** 0.5
     assert abs(counts[4] - 0.75 * E) < 5 * sigma
@@ -78,6 +86,7 @@ def test_polar_courses_take_the_track_pipeline_and_build_the_family_pipelines_tr
     assert family.pipeline == "elevated_family_pipeline"
     assert lifted.pipeline == "elevated_family_pipeline"
     assert Course.track(presets.track(8, device="cuda:0", generator="hull")).pipeline == "elevated_family_pipeline"
+    assert Course.track(presets.track(8, device="cuda:0", generator="repulsive")).pipeline == "elevated_any_family_pipeline"
     for _ in range(2):  # the first episode and the next
         torch.cuda.synchronize()
         assert torch.equal(fast.tracks.position, family.tracks.position)

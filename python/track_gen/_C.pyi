@@ -87,7 +87,7 @@ class _CourseBase:
     def device(self) -> int: ...
     @property
     def pipeline(self) -> str:
-        """"track_pipeline", "elevated_family_pipeline" or "gate_course_pipeline"."""
+        """"track_pipeline", "elevated_family_pipeline", "elevated_any_family_pipeline" or "gate_course_pipeline"."""
     def params(self) -> Dict[str, object]: ...
     def localize(
         self,
@@ -249,8 +249,8 @@ class _GateSequencesBase:
     def __init__(self, preset: str, num_envs: int, overrides: Dict[str, object], device: int) -> None:
         """Allocates E sequences of ``gates.max_gates`` slots, zeroed (count 0, status 0, NaN
         frames) on the stream; builds nothing (call ``generate``). ``preset`` as the courses'.
-        ValueError: a parameter out of range, or a 'voronoi' / 'checkpoint' family (not built
-        here), or polar.control_points > 256."""
+        ValueError: a parameter out of range, or a 'voronoi' / 'checkpoint' / 'repulsive' family
+        (not built here), or polar.control_points > 256."""
     def generate(self, mask: Optional[torch.Tensor] = None, advance: bool = False, stream: Optional[int] = None) -> None:
         """Builds the sequences of the envs ``mask`` selects (None: every env; [E] int32 / bool /
         uint8), ``advance``: their next episode first; then their orientations and posts."""

@@ -1325,8 +1325,10 @@ class Course:
         """The C++ pipeline that builds this course's tracks, chosen from its parameters at
         construction: ``"track_pipeline"`` when every env draws polar tracks with a flat profile
         (the defaults), ``"gate_course_pipeline"`` for :meth:`gates`, else
-        ``"elevated_family_pipeline"`` (any other family, a mix, elevation).
-        Both build the same polar tracks bit for bit; the first in about 40 % of the time
+        ``"elevated_family_pipeline"`` (any other family, a mix, elevation), or
+        ``"elevated_any_family_pipeline"`` (a batch that can draw the repulsive family).
+        They build the same tracks bit for bit where more than one can; the first the polar
+        tracks in about 40 % of the time
         (docs/performance-log.md, entry 14)."""
         return self._impl.pipeline
 

@@ -162,7 +162,7 @@ class GateGenerator:
             TypeError: ``params`` is not a TrackParams.
             ValueError: a parameter out of range (the message names it and its range), or a
                 family whose anchors are not built here ('voronoi', 'checkpoint': use
-                ``Course.gates``), or polar.control_points > 256.
+                ``Course.gates``; 'repulsive': no gate course draws it), or polar.control_points > 256.
             track_gen.exec.errors.CaptureError: the stream is capturing (construction allocates).
             RuntimeError: a CUDA device asked of an extension built without CUDA.
         """

@@ -107,3 +107,25 @@ TEST_CASE("the presets construct within the default budget") {
   CHECK(b.num_envs() == 2);
   CHECK(c.num_envs() == 1);
 }
+
+TEST_CASE("the repulsive family's flow counts: a slow ratchet to a long curve is refused until the budget is raised") {
+  using growth_course = tg::course<tg::presets::repulsive_pipeline, tg::host_policy>;
+  tg::track_params p = tg::presets::track(1);
+  p.generator.family = tg::generator_family::repulsive;
+  // The defaults: 16 attempts x 252 iterations x 3 x 256^2, within the budget.
+  const double defaults = tg::estimate_cost(p, 1.0f).operations_per_track;
+  const double flow = 16.0 * tg::stages::repulsive_growth::max_iterations(p.repulsive_growth) * 3.0 * 256.0 * 256.0;
+  CHECK(tg::stages::repulsive_growth::max_iterations(p.repulsive_growth) == 252);  // 1.6 x 132, rounded up, + 40: ratchet to 4.8
+  CHECK(defaults >= flow);
+  CHECK(defaults < p.budget.operations_per_track);
+  // Ratchet 1e-4 to 20 x (29,959 ratchet iterations: 47,975 in all), 512 points: about 6e11
+  // operations.
+  p.repulsive_growth.ratchet_rate = 1e-4f;
+  p.repulsive_growth.grow_mult_max = 20.0f;
+  p.repulsive_growth.points = 512;
+  p.validate.length_max = 1000.0f;
+  CHECK_THROWS_WITH_AS(growth_course::required_bytes(p, 1.0f), doctest::Contains("repulsive family validate.max_attempts"),
+                       std::invalid_argument);
+  p.budget.operations_per_track = 1e12f;
+  CHECK(growth_course::required_bytes(p, 1.0f) > 0u);
+}

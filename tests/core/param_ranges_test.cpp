@@ -1,7 +1,8 @@
 // One source of truth for the parameter ranges (issue 17, item 8): the table of
 // include/track_gen/detail/param_ranges.hpp is what the construction checks enforce (every
-// bound, exactly: the value at a bound passes, the next representable value outside fails with
-// a message that names the parameter and prints a value distinguishable from the bound), what
+// bound, exactly: the value at a closed bound passes, the next representable value outside fails
+// with a message that names the parameter and prints a value distinguishable from the bound; an
+// open bound fails and the next value inside passes), what
 // docs/parameters.md says (rendered here; TRACK_GEN_WRITE_DOCS=1 rewrites the file) and what
 // the comments of include/track_gen/params.hpp say.
 #include <doctest/doctest.h>
@@ -187,11 +188,54 @@ std::map<param, setter> setters() {
   TG_FAMILY_SETTER(hull, displacement, float);
   TG_FAMILY_SETTER(hull, convex, int);
   TG_FAMILY_SETTER(hull, chaikin_passes, int);
+  TG_FAMILY_SETTER(repulsive_growth, domain_radius, float);
+  TG_FAMILY_SETTER(repulsive_growth, init_ratio, float);
+  TG_FAMILY_SETTER(repulsive_growth, grow_mult_max, float);
+  TG_FAMILY_SETTER(repulsive_growth, obstacles_max, int);
+  TG_FAMILY_SETTER(repulsive_growth, obstacle_radius_max, float);
+  TG_FAMILY_SETTER(repulsive_growth, ratchet_rate, float);
+  TG_FAMILY_SETTER(repulsive_growth, tau, float);
+  TG_FAMILY_SETTER(repulsive_growth, length_weight, float);
+  TG_FAMILY_SETTER(repulsive_growth, levels, int);
+  TG_FAMILY_SETTER(repulsive_growth, settle_iterations, int);
+  TG_FAMILY_SETTER(repulsive_growth, resample_every, int);
+  TG_FAMILY_SETTER(repulsive_growth, stall_window, int);
+  TG_FAMILY_SETTER(repulsive_growth, stall_area_tolerance, float);
+  TG_FAMILY_SETTER(repulsive_growth, deactivate_obstacles, int);
   TG_FAMILY_SETTER(elevation, knots, int);
   TG_FAMILY_SETTER(elevation, z_max, float);
   TG_FAMILY_SETTER(elevation, max_grade, float);
   TG_FAMILY_SETTER(elevation, harmonics, int);
 #undef TG_FAMILY_SETTER
+  // The repulsive family: the lower ends move their upper ends; alpha and beta move each other
+  // into beta's range (alpha + 1, 2 alpha + 1], and points lowers levels until every level holds
+  // a whole number of points, 8 at least (host_checks' rules), so that only the field set is tested.
+  m[param::repulsive_growth_grow_mult_min] = {[](tg::track_params& p, float&, double v) {
+    p.repulsive_growth.grow_mult_min = static_cast<float>(v);
+    p.repulsive_growth.grow_mult_max = std::fmax(p.repulsive_growth.grow_mult_max, p.repulsive_growth.grow_mult_min);
+  }};
+  m[param::repulsive_growth_obstacles_min] = {[](tg::track_params& p, float&, double v) {
+    p.repulsive_growth.obstacles_min = static_cast<int>(v);
+    p.repulsive_growth.obstacles_max = std::max(p.repulsive_growth.obstacles_max, p.repulsive_growth.obstacles_min);
+  }};
+  m[param::repulsive_growth_obstacle_radius_min] = {[](tg::track_params& p, float&, double v) {
+    p.repulsive_growth.obstacle_radius_min = static_cast<float>(v);
+    p.repulsive_growth.obstacle_radius_max =
+        std::fmax(p.repulsive_growth.obstacle_radius_max, p.repulsive_growth.obstacle_radius_min);
+  }};
+  m[param::repulsive_growth_alpha] = {[](tg::track_params& p, float&, double v) {
+    p.repulsive_growth.alpha = static_cast<float>(v);
+    p.repulsive_growth.beta = std::fmin(2.0f * p.repulsive_growth.alpha + 1.0f, 17.0f);
+  }};
+  m[param::repulsive_growth_beta] = {[](tg::track_params& p, float&, double v) {
+    p.repulsive_growth.beta = static_cast<float>(v);
+    p.repulsive_growth.alpha = std::fmin(std::fmax((p.repulsive_growth.beta - 1.0f) / 2.0f, 1.0f), 8.0f);
+  }};
+  m[param::repulsive_growth_points] = {[](tg::track_params& p, float&, double v) {
+    tg::repulsive_growth_params& g = p.repulsive_growth;
+    g.points = static_cast<int>(v);
+    while (g.levels > 1 && (g.points % (1 << (g.levels - 1)) != 0 || g.points / (1 << (g.levels - 1)) < 8)) --g.levels;
+  }};
   m[param::elevation_profile] = {[](tg::track_params& p, float&, double v) {
     p.elevation.profile = static_cast<tg::elevation_kind>(static_cast<int>(v));
   }};
@@ -233,6 +277,9 @@ double field_value(const tg::track_params& p, const std::string& name) {
   if (name == "track_params.checkpoint.radius_min") return p.checkpoint.radius_min;
   if (name == "track_params.bezier.corners_min") return p.bezier.corners_min;
   if (name == "track_params.hull.corners_min") return p.hull.corners_min;
+  if (name == "track_params.repulsive_growth.grow_mult_min") return p.repulsive_growth.grow_mult_min;
+  if (name == "track_params.repulsive_growth.obstacles_min") return p.repulsive_growth.obstacles_min;
+  if (name == "track_params.repulsive_growth.obstacle_radius_min") return p.repulsive_growth.obstacle_radius_min;
   if (name == "track_params.elevation.z_min") return p.elevation.z_min;
   if (name == "track_params.gates.min_gates") return p.gates.min_gates;
   FAIL("no test accessor for " << name);
@@ -291,6 +338,7 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"checkpoint", "checkpoint_params"},
                                                       {"bezier", "bezier_params"},
                                                       {"hull", "hull_params"},
+                                                      {"repulsive_growth", "repulsive_growth_params"},
                                                       {"elevation", "elevation_params"},
                                                       {"gates", "gate_course_params"}};
   int checked = 0;
@@ -354,20 +402,24 @@ TEST_CASE("every bound of the table is enforced exactly, with a message that tel
     };
     const tg::track_params defaults = tg::presets::track(4);
     const double lo = r.min_from != nullptr ? field_value(defaults, r.min_from) : r.min;
-    for (const auto& [at, direction] : {std::make_pair(lo, -1.0), std::make_pair(r.max, 1.0)}) {
+    for (const auto& [bound_value, direction] : {std::make_pair(lo, -1.0), std::make_pair(r.max, 1.0)}) {
+      // A closed bound is accepted and the next value outside refused; an open bound is refused
+      // and the next value inside accepted.
+      const bool open = (direction < 0 ? r.min_bound : r.max_bound) == tg::detail::bound::open;
+      const double at = open ? outside(r, bound_value, -direction) : bound_value;
       CAPTURE(at);
       const auto [p_at, s_at] = with(at);
-      CHECK_MESSAGE(verdict(p_at, s_at).empty(), "the bound itself is refused: " << verdict(p_at, s_at));
-      const double out = outside(r, at, direction);
+      CHECK_MESSAGE(verdict(p_at, s_at).empty(), "the last value inside is refused: " << verdict(p_at, s_at));
+      const double out = open ? bound_value : outside(r, at, direction);
       CAPTURE(out);
       const auto [p_out, s_out] = with(out);
       const std::string message = verdict(p_out, s_out);
       CAPTURE(message);
       REQUIRE_FALSE(message.empty());
       CHECK(message.find(r.name) != std::string::npos);
-      const std::string shown = value_text(r, out), bound_shown = value_text(r, at);
+      const std::string shown = value_text(r, out), inside_shown = value_text(r, at);
       CHECK(message.find("= " + shown + " is out of range") != std::string::npos);
-      CHECK(shown != bound_shown);  // the value reads differently from the bound it breaks
+      CHECK(shown != inside_shown);  // the value reads differently from the last value inside
     }
     if (!r.integer) {
       const auto [p_nan, s_nan] = with(std::nan(""));
@@ -380,6 +432,43 @@ TEST_CASE("every bound of the table is enforced exactly, with a message that tel
   CHECK_THROWS_WITH_AS(tg::detail::checked_max_gates(1e6f, std::nextafter(0.1f, 0.0f)),
                        doctest::Contains("10000001 gates"), std::invalid_argument);
   CHECK(tg::detail::checked_max_gates(1.0f, 10.0f) == 1);  // at least one gate
+}
+
+TEST_CASE("the repulsive family's rules: beta within (alpha + 1, 2 alpha + 1], points by levels") {
+  tg::track_params p = tg::presets::track(4);
+  CHECK(verdict(p, 0.6f).empty());
+  // beta's bounds move with alpha (3 here: (4, 7]).
+  p.repulsive_growth.alpha = 3.0f;
+  p.repulsive_growth.beta = 7.0f;
+  CHECK(verdict(p, 0.6f).empty());
+  p.repulsive_growth.beta = std::nextafter(4.0f, 5.0f);
+  CHECK(verdict(p, 0.6f).empty());
+  for (const float beta : {4.0f, std::nextafter(7.0f, 8.0f), 16.0f}) {
+    p.repulsive_growth.beta = beta;
+    const std::string message = verdict(p, 0.6f);
+    CAPTURE(message);
+    CHECK(message.find("track_params.repulsive_growth.beta = " + tg::detail::format_number(beta) +
+                       " is out of range: expected (4, 7]") != std::string::npos);
+    CHECK(message.find("track_params.repulsive_growth.alpha = 3") != std::string::npos);
+  }
+  // points: a multiple of 2^(levels - 1), at least 8 x 2^(levels - 1).
+  p = tg::presets::track(4);
+  p.repulsive_growth.levels = 4;
+  for (const int points : {64, 72, 512}) {
+    p.repulsive_growth.points = points;
+    CHECK(verdict(p, 0.6f).empty());
+  }
+  for (const int points : {56, 60, 100}) {
+    p.repulsive_growth.points = points;
+    const std::string message = verdict(p, 0.6f);
+    CAPTURE(message);
+    CHECK(message.find("track_params.repulsive_growth.points = " + std::to_string(points) + " must be") !=
+          std::string::npos);
+    CHECK(message.find("levels = 4: a multiple of 8, at least 64") != std::string::npos);
+  }
+  p.repulsive_growth.levels = 1;
+  p.repulsive_growth.points = 17;  // one level: any count in the table's range
+  CHECK(verdict(p, 0.6f).empty());
 }
 
 TEST_CASE("format_number prints the fewest digits that read back as the same value") {

@@ -337,6 +337,7 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
   }
   tg::track_params mix = base;
   for (float& w : mix.generator.weights) w = 1.0f;
+  mix.generator.weights[static_cast<int>(tg::generator_family::repulsive)] = 0.0f;  // its 256 points: checked below
   tg::track_params alone = base;
   alone.generator.family = tg::generator_family::checkpoint;
   const tg::detail::generator_inputs single = tg::detail::generator_inputs::make(
@@ -346,6 +347,12 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
   CHECK(mixed.plan.scratch.dense_capacity >= single.plan.scratch.dense_capacity);
   // The largest family at the defaults is the checkpoint walk (97 points against bezier 48, hull 56, voronoi 56).
   CHECK(mixed.plan.scratch.control_capacity == tg::stages::checkpoint_walk::walk_capacity(mix));
+  // With the repulsive family in the mix (presets::any_family_pipeline), its curve's points are the largest.
+  mix.generator.weights[static_cast<int>(tg::generator_family::repulsive)] = 1.0f;
+  const tg::detail::generator_inputs all = tg::detail::generator_inputs::make(
+      mix, 1.0f, nullptr, nullptr, false, tg::detail::any_family, tg::detail::sizes_of<tg::presets::any_family_pipeline>(), 0);
+  CHECK(all.plan.scratch.control_capacity == mix.repulsive_growth.points);
+  CHECK(all.plan.scratch.dense_capacity >= tg::stages::repulsive_growth::max_dense_samples(mix));
 }
 
 TEST_CASE("checkpoint_walk: a walk keeps at most walk_capacity points; a longer one ranks last") {

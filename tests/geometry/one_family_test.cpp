@@ -29,7 +29,12 @@ TEST_CASE("one_family_pipeline builds family_pipeline's tracks of that family, b
   one_family_matches<tg::stages::checkpoint_walk>(8);
   static_assert(tg::presets::bezier_pipeline::fixed_family == static_cast<int>(tg::generator_family::bezier),
                 "bezier_pipeline draws bezier tracks");
-  static_assert(tg::presets::family_pipeline::family_rule == tg::detail::any_family, "family_pipeline draws any family");
+  static_assert(tg::presets::family_pipeline::family_rule == tg::detail::any_family_but_repulsive,
+                "family_pipeline draws any family but repulsive");
+  static_assert(tg::presets::any_family_pipeline::family_rule == tg::detail::any_family,
+                "any_family_pipeline draws any family");
+  static_assert(tg::presets::repulsive_pipeline::fixed_family == static_cast<int>(tg::generator_family::repulsive),
+                "repulsive_pipeline draws repulsive tracks");
   static_assert(tg::presets::track_pipeline::family_rule == static_cast<int>(tg::generator_family::polar),
                 "track_pipeline draws polar tracks");
 }

@@ -198,6 +198,47 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::hull_displacement, p.hull.displacement);
   check_range(param::hull_convex, p.hull.convex);
   check_range(param::hull_chaikin_passes, p.hull.chaikin_passes);
+  {
+    const repulsive_growth_params& g = p.repulsive_growth;
+    check_range(param::repulsive_growth_domain_radius, g.domain_radius);
+    check_range(param::repulsive_growth_init_ratio, g.init_ratio);
+    check_range(param::repulsive_growth_grow_mult_min, g.grow_mult_min);
+    check_range(param::repulsive_growth_grow_mult_max, g.grow_mult_max, g.grow_mult_min);
+    check_range(param::repulsive_growth_obstacles_min, g.obstacles_min);
+    check_range(param::repulsive_growth_obstacles_max, g.obstacles_max, g.obstacles_min);
+    check_range(param::repulsive_growth_obstacle_radius_min, g.obstacle_radius_min);
+    check_range(param::repulsive_growth_obstacle_radius_max, g.obstacle_radius_max, g.obstacle_radius_min);
+    check_range(param::repulsive_growth_ratchet_rate, g.ratchet_rate);
+    check_range(param::repulsive_growth_alpha, g.alpha);
+    check_range(param::repulsive_growth_beta, g.beta);
+    {
+      // The table holds beta's widest range, (2, 17]; its bounds move with alpha.
+      const param_rule& beta = rule_of(rule::repulsive_growth_beta);
+      const float lo = g.alpha + 1.0f, hi = 2.0f * g.alpha + 1.0f;
+      require(g.beta > lo && g.beta <= hi,
+              std::string(beta.name) + " = " + format_number(g.beta) + " is out of range: expected (" +
+                  format_number(lo) + ", " + format_number(hi) + "], " + beta.rule +
+                  " with track_params.repulsive_growth.alpha = " + format_number(g.alpha) + " (" + beta.reason + ")");
+    }
+    check_range(param::repulsive_growth_tau, g.tau);
+    check_range(param::repulsive_growth_length_weight, g.length_weight);
+    check_range(param::repulsive_growth_points, g.points);
+    check_range(param::repulsive_growth_levels, g.levels);
+    {
+      const param_rule& points = rule_of(rule::repulsive_growth_points);
+      const int coarsest = 1 << (g.levels - 1);  // levels is in [1, 4] here
+      require(g.points % coarsest == 0 && g.points / coarsest >= 8,
+              std::string(points.name) + " = " + std::to_string(g.points) + " must be " + points.rule +
+                  " (track_params.repulsive_growth.levels = " + std::to_string(g.levels) + ": a multiple of " +
+                  std::to_string(coarsest) + ", at least " + std::to_string(8 * coarsest) + "; " + points.reason +
+                  ")");
+    }
+    check_range(param::repulsive_growth_settle_iterations, g.settle_iterations);
+    check_range(param::repulsive_growth_resample_every, g.resample_every);
+    check_range(param::repulsive_growth_stall_window, g.stall_window);
+    check_range(param::repulsive_growth_stall_area_tolerance, g.stall_area_tolerance);
+    check_range(param::repulsive_growth_deactivate_obstacles, g.deactivate_obstacles);
+  }
   check_range(param::elevation_profile, static_cast<int>(p.elevation.profile));
   check_range(param::elevation_knots, p.elevation.knots);
   check_range(param::elevation_z_min, p.elevation.z_min);
@@ -247,7 +288,7 @@ inline void check_scratch_bytes(std::size_t bytes, std::size_t control_capacity,
       "): lower the control points of the generator families in use (polar.control_points; bezier.corners_max x "
       "samples_per_piece; hull.corners_max x 2^(chaikin_passes + 1); voronoi.control_points x 2^chaikin_rounds; "
       "checkpoint.max_steps x step_length / control_spacing, at most 2 x validate.length_max / control_spacing, and "
-      "its candidates), spline.samples_per_segment, "
+      "its candidates; repulsive_growth.points), spline.samples_per_segment, "
       "num_samples or the "
       "points of the user tracks");
 }

@@ -150,8 +150,8 @@ struct workspace {
   int num_dense;
   /// The dense samples the spline stage aims at for this track's control points (0: every
   /// segment gets spline.samples_per_segment): set by a generate stage that writes many control
-  /// points (the bezier, hull, voronoi and checkpoint stages: detail::family_dense_budget), 0 for
-  /// user tracks and the fallback
+  /// points (the bezier, hull, voronoi, checkpoint and repulsive_growth stages:
+  /// detail::family_dense_budget), 0 for user tracks and the fallback
   /// (budgeted_samples_per_segment says how it is spent).
   int dense_budget;
   int num_samples;

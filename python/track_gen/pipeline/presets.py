@@ -17,13 +17,17 @@ clearance_margin, max_attempts}``, and the generator families'
 ``bezier.{corners_min, corners_max, extent, layout, min_corner_distance, max_turn, rad, edgy,
 handle_clamp, samples_per_piece}``, ``hull.{corners_min, corners_max, extent, layout,
 min_corner_distance, max_turn, displacement, convex, chaikin_passes}``, ``voronoi.{control_points, radius_min, radius_max, angle_jitter, site_spacing, site_jitter,
-min_angle_gap, chaikin_rounds}`` and ``checkpoint.{checkpoints, radius_min, radius_max,
+min_angle_gap, chaikin_rounds}``, ``checkpoint.{checkpoints, radius_min, radius_max,
 angle_jitter, step_length, max_turn_rate, steer_gain, closure_boost, control_spacing, max_steps,
-candidates, closure_tolerance}`` (docs/generators.md). Give a stage's fields as a dict
+candidates, closure_tolerance}`` and ``repulsive_growth.{domain_radius, init_ratio, grow_mult_min,
+grow_mult_max, obstacles_min, obstacles_max, obstacle_radius_min, obstacle_radius_max,
+ratchet_rate, alpha, beta, tau, length_weight, points, levels, settle_iterations, resample_every,
+stall_window, stall_area_tolerance, deactivate_obstacles}`` (docs/generators.md). Give a stage's fields as a dict
 (``polar={"radius_min": 5.0}``) or flattened with a double underscore (``polar__radius_min=5.0``).
 
 The generator family (the seed system's ``generator=``): ``generator="bezier"`` (one of
-``"polar"`` (the default), ``"bezier"``, ``"hull"``, ``"voronoi"``, ``"checkpoint"``), or a mix:
+``"polar"`` (the default), ``"bezier"``, ``"hull"``, ``"voronoi"``, ``"checkpoint"``,
+``"repulsive"``), or a mix:
 ``generator_weights={"bezier": 2.0, "hull": 1.0}`` draws each env's family per episode with
 probability weight / sum (the ``family`` field of ``course.tracks`` says which one it got).
 
@@ -45,13 +49,32 @@ from typing import Any, Dict, Mapping
 
 __all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track", "gate_course"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "elevation", "gates")
+_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "repulsive_growth",
+           "elevation", "gates")
 # The seed system's names of the elevation fields and of the polar family's knot count (its
 # polar_radial_jitter and polar_angular_jitter have no counterpart of the same meaning).
 _SEED_NAMES = {"polar_num_knots": "polar.control_points",
                "z_profile": "elevation.profile", "z_min": "elevation.z_min", "z_max": "elevation.z_max",
                "z_control_points": "elevation.knots", "z_valid_grade": "elevation.max_grade",
-               "z_noise_harmonics": "elevation.harmonics"}
+               "z_noise_harmonics": "elevation.harmonics",
+               # The repulsive family's (repulsive_domain_frac and repulsive_stages have no
+               # counterpart of the same meaning: repulsive_growth.domain_radius is in metres,
+               # repulsive_growth.points and levels make the schedule).
+               "repulsive_grow_mult_min": "repulsive_growth.grow_mult_min",
+               "repulsive_grow_mult_max": "repulsive_growth.grow_mult_max",
+               "repulsive_domain_init_ratio": "repulsive_growth.init_ratio",
+               "repulsive_obstacle_count_min": "repulsive_growth.obstacles_min",
+               "repulsive_obstacle_count_max": "repulsive_growth.obstacles_max",
+               "repulsive_obstacle_radius_min_frac": "repulsive_growth.obstacle_radius_min",
+               "repulsive_obstacle_radius_max_frac": "repulsive_growth.obstacle_radius_max",
+               "repulsive_ratchet_rate": "repulsive_growth.ratchet_rate",
+               "repulsive_alpha": "repulsive_growth.alpha", "repulsive_beta": "repulsive_growth.beta",
+               "repulsive_tau": "repulsive_growth.tau", "repulsive_w_len": "repulsive_growth.length_weight",
+               "repulsive_settle_iters": "repulsive_growth.settle_iterations",
+               "repulsive_resample_every": "repulsive_growth.resample_every",
+               "repulsive_stall_window": "repulsive_growth.stall_window",
+               "repulsive_stall_area_tol": "repulsive_growth.stall_area_tolerance",
+               "repulsive_deactivate_obstacles": "repulsive_growth.deactivate_obstacles"}
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 
@@ -159,6 +182,8 @@ def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
                 flat[f"{key}.{sub}"] = _check_value(f"{key}.{sub}", v)
             continue
         name = _SEED_NAMES.get(key, key.replace("__", ".", 1))
+        if key == "repulsive_deactivate_obstacles" and isinstance(value, bool):
+            value = int(value)  # the seed system's flag is a bool; ours is 0 or 1
         flat[name] = _check_value(name, value)
     return flat
 

@@ -33,18 +33,21 @@ __device__ void generate_block(const generate_args<Hook>& args, int e, env_work 
 }
 
 /// Blocks of a generation kernel that must fit on one SM (`__launch_bounds__`' second argument):
-/// 896 threads, so at most 72 registers a thread (65,536 / 896). Left to itself nvcc gave the
-/// track pipeline's kernel 94 registers after a change to the repulsive stage, 10 blocks of 64
-/// per SM instead of 14, and generation 12 % slower on the H200 (docs/performance-log.md, entry
-/// 13); at 72 it needs no spills.
-template <int BlockThreads>
-inline constexpr int generate_min_blocks_per_sm = 896 / BlockThreads > 0 ? 896 / BlockThreads : 1;
+/// Pipeline::generate_threads_per_sm, 896 threads unless a stage asks for fewer, so at most 72
+/// registers a thread (65,536 / 896). Left to itself nvcc gave the track pipeline's kernel 94
+/// registers after a change to the repulsive stage, 10 blocks of 64 per SM instead of 14, and
+/// generation 12 % slower on the H200 (docs/performance-log.md, entry 13); at 72 it needs no
+/// spills. stages::repulsive_growth asks for 512 (128 registers): its scratch lets no more
+/// blocks share an SM, and at 72 its pair loop spilled.
+template <class Pipeline, int BlockThreads>
+inline constexpr int generate_min_blocks_per_sm =
+    Pipeline::generate_threads_per_sm / BlockThreads > 0 ? Pipeline::generate_threads_per_sm / BlockThreads : 1;
 
 /// The fused generation kernel of pipelines without a grid-scope stage: the arguments by value
 /// (they stay in the constant bank: measured on the H200, copying them per thread from device
 /// memory, as generate_resident_kernel does, made regenerating 1M tracks 2.1x slower).
 template <class Pipeline, int BlockThreads, class Hook>
-__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
+__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
     generate_kernel(const generate_args<Hook> args) {
   const int e = static_cast<int>(blockIdx.x);
   if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
@@ -86,7 +89,7 @@ struct list_share {
 /// (`share`): wide blocks for a few envs (latency), narrow ones for many (throughput); the wide
 /// blocks build the narrow ones' tracks bit for bit (`ScanThreads`: the narrow block size).
 template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
-__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
+__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
     generate_list_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next, list_share share) {
   const int n = *count;
   const bool wide_count = n > 0 && n <= share.wide_limit;
@@ -103,7 +106,7 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Block
 /// (items [0, *count) are the envs themselves; not counted as a generation launch). A separate
 /// kernel, instantiated only by enable_ahead, so that the other list kernels keep their code.
 template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
-__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<BlockThreads>)
+__global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
     generate_ahead_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next) {
   const bool fill = list == nullptr;
   const int served = fill ? 0 : *count;

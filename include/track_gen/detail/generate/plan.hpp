@@ -82,16 +82,16 @@ inline std::size_t random_dense_capacity(const track_params& p, const generator_
 }
 
 /// The most control points a random track of `p` has when the pipeline is not known
-/// (estimate_cost): the largest count of the families `p` can draw (stages::random_family), and
+/// (estimate_cost): the largest count of the families `p` can draw (stages::random_any_family), and
 /// polar.control_points for pipelines that run stages::random_polar directly.
 inline int random_control_points(const track_params& p) {
-  return std::max(p.polar.control_points, stages::random_family::max_control_points(p));
+  return std::max(p.polar.control_points, stages::random_any_family::max_control_points(p));
 }
 
 /// The most dense samples of a random track of `p` when the pipeline is not known
 /// (estimate_cost): as random_control_points, the largest of the families' and the polar stage's.
 inline int random_dense_samples(const track_params& p) {
-  return std::max(p.polar.control_points * p.spline.samples_per_segment, stages::random_family::max_dense_samples(p));
+  return std::max(p.polar.control_points * p.spline.samples_per_segment, stages::random_any_family::max_dense_samples(p));
 }
 
 /// Throws std::invalid_argument unless `p.generator` selects only the family `family` (an int
@@ -112,15 +112,31 @@ inline void check_one_family(const track_params& p, int family, const char* what
                                  ? std::string("by weights the families ") + weighted
                                  : std::string("the '") + generator_family_names[static_cast<int>(p.generator.family)] + "' family";
   const std::string name = generator_family_names[family];
+  // The pipelines that draw the selection: family_pipeline leaves the repulsive family out.
+  const std::string remedy = family_in_use(p.generator, generator_family::repulsive)
+                                 ? "presets::any_family_pipeline (or presets::repulsive_pipeline for the repulsive family "
+                                   "alone)"
+                                 : "presets::family_pipeline";
   if (family == static_cast<int>(generator_family::polar))
     throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen +
-                                ", but this pipeline's generate stage is stages::random_polar (polar tracks only): "
-                                "use presets::family_pipeline (or stages::random_family in your pipeline)");
+                                ", but this pipeline's generate stage is stages::random_polar (polar tracks only): use " +
+                                remedy + " (or stages::random_any_family in your pipeline)");
   throw std::invalid_argument(std::string("track_gen: ") + what + " selects " + chosen + ", but this pipeline draws " +
                               name + " tracks only (presets::one_family_pipeline): set generator.family = " + name +
-                              " (or a weight on " + name + " alone), or use presets::family_pipeline");
+                              " (or a weight on " + name + " alone), or use " + remedy);
 }
 
+
+/// Throws std::invalid_argument when `p.generator` can draw the repulsive family, which a
+/// pipeline of stages::random_family does not hold; `what` names the field.
+inline void check_no_growth(const track_params& p, const char* what) {
+  if (!family_in_use(p.generator, generator_family::repulsive)) return;
+  throw std::invalid_argument(std::string("track_gen: ") + what +
+                              " can draw the 'repulsive' family, which this pipeline's stages::random_family "
+                              "leaves out: for tracks use presets::any_family_pipeline or elevated_any_family_pipeline "
+                              "(stages::random_any_family: every family, in a kernel of its own) or "
+                              "presets::repulsive_pipeline (the repulsive family alone); no gate course draws it");
+}
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
 /// `sizes`: the pipeline's max_control_points and max_dense_samples (sizes_of, pipeline.hpp).
@@ -196,8 +212,9 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
 /// The worst-case operations of one track with parameters `p` (cost_estimate says what is
 /// counted): `dense` dense samples (random_dense_capacity for random tracks, the plan's dense
 /// capacity for user tracks), `random`: the random stages run (not user tracks), `grid`: the
-/// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the three
-/// terms (repulsive, per-attempt shaping and clearance, dense_repulsive) for messages.
+/// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the four
+/// terms (repulsive, per-attempt shaping and clearance, dense_repulsive, the repulsive family's
+/// growth) for messages.
 inline double track_operations(const track_params& p, const generator_plan& plan, double dense, bool random, bool grid,
                                double* parts = nullptr) {
   const double m = plan.control_points(p), n = p.num_samples;
@@ -210,12 +227,23 @@ inline double track_operations(const track_params& p, const generator_plan& plan
   const double relax =
       dense_stage ? static_cast<double>(p.dense_repulsive.max_windows) * p.dense_repulsive.iterations_per_window * dense * dense
                   : 0.0;
+  // The repulsive family's flow: per iteration, its pair pass and two circular convolutions over
+  // the points, and every point against every obstacle point (stages::repulsive_growth), for
+  // every attempt.
+  const repulsive_growth_params& g = p.repulsive_growth;
+  const double growth =
+      random && family_in_use(p.generator, generator_family::repulsive)
+          ? attempts * stages::repulsive_growth::max_iterations(g) *
+                (3.0 * g.points * g.points +
+                 static_cast<double>(g.points) * (detail::growth::wall_points + detail::growth::disc_points * g.obstacles_max))
+          : 0.0;
   if (parts != nullptr) {
     parts[0] = repulsive;
     parts[1] = shape;
     parts[2] = relax;
+    parts[3] = growth;
   }
-  return repulsive + shape + relax;
+  return repulsive + shape + relax + growth;
 }
 
 /// The dense samples one track of `p` evaluates at most: random_dense_capacity (the pipeline's
@@ -256,7 +284,7 @@ inline void check_budget(const cost_estimate& c, const track_params& params, con
                          const generator_plan& plan, bool random, bool grid, double dense) {
   const budget_params& b = params.budget;
   if (c.operations_per_track > static_cast<double>(b.operations_per_track)) {
-    double parts[3];
+    double parts[4];
     track_operations(costliest, plan, dense, random, grid, parts);
     throw std::invalid_argument(
         "track_gen: one track may cost up to " + format_number(c.operations_per_track) +
@@ -264,7 +292,9 @@ inline void check_budget(const cost_estimate& c, const track_params& params, con
         "repulsive.max_iterations x (control points)^2 = " + format_number(parts[0]) +
         ", dense samples and clearance tests of every attempt " + format_number(parts[1]) +
         ", dense_repulsive max_windows x iterations_per_window x dense samples^2 = " + format_number(parts[2]) +
-        "), more than the budget track_params.budget.operations_per_track = " + format_number(b.operations_per_track) +
+        ", repulsive family validate.max_attempts x its iterations x (3 x repulsive_growth.points^2 + points x "
+        "obstacle points) = " +
+        format_number(parts[3]) + "), more than the budget track_params.budget.operations_per_track = " + format_number(b.operations_per_track) +
         " (docs/parameters.md): raise track_params.budget.operations_per_track to accept this cost, or lower those "
         "parameters");
   }
@@ -311,7 +341,11 @@ struct generator_inputs {
       in.sets = check_variants(*variants, params, spacing);
       in.env_variant.assign(variants->env_variant.begin(), variants->env_variant.end());
     }
-    if (family_rule != any_family) {
+    if (family_rule == any_family_but_repulsive) {
+      check_no_growth(params, "track_params.generator");
+      for (std::size_t i = 0; i < in.sets.size(); ++i)
+        check_no_growth(in.sets[i], ("track_variants.variants[" + std::to_string(i) + "].generator").c_str());
+    } else if (family_rule != any_family) {
       check_one_family(params, family_rule, "track_params.generator");
       for (std::size_t i = 0; i < in.sets.size(); ++i)
         check_one_family(in.sets[i], family_rule, ("track_variants.variants[" + std::to_string(i) + "].generator").c_str());

@@ -7,6 +7,7 @@
 #include <track_gen/detail/stages/families/bezier.hpp>
 #include <track_gen/detail/stages/families/checkpoint.hpp>
 #include <track_gen/detail/stages/families/hull.hpp>
+#include <track_gen/detail/stages/families/repulsive_growth.hpp>
 #include <track_gen/detail/stages/families/voronoi.hpp>
 #include <track_gen/detail/stages/generate_stages.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -63,15 +64,28 @@ namespace stages {
 /// control points. Random stream: stage 9 for the draw (only when the mix is on), then the
 /// family stage's own. With the default parameters (family polar, no weights) it is exactly
 /// stages::random_polar. The store recomputes the family for the `family` field (draw_family).
-struct random_family {
+///
+/// `WithGrowth`: whether the repulsive family (stages::repulsive_growth) is among the cases.
+/// stages::random_family (false) draws the five others; stages::random_any_family (true) all six.
+/// Two stages because the growth's flow, out of line as it is, made the kernel of the other five
+/// spill more (2,416 -> 2,640 bytes of stack, `ptxas -v`, sm_90) and their tracks slower (polar
+/// 13 %, bezier 4 % at E = 65,536 on the H200: docs/performance-log.md, entry 35). A pipeline of
+/// stages::random_family refuses a selection that can draw the repulsive family at construction.
+template <bool WithGrowth>
+struct basic_random_family {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 9;
+  /// Whether the repulsive family is among the families this stage runs.
+  static constexpr bool with_growth = WithGrowth;
+  /// The growth's register room (stages::repulsive_growth::generate_threads_per_sm) when it is here.
+  static constexpr int generate_threads_per_sm = WithGrowth ? repulsive_growth::generate_threads_per_sm : 896;
 
   /// The most control points any family that `p` can draw writes (host; sizes the scratch).
   static int max_control_points(const track_params& p) {
     return largest_in_use(p.generator, {random_polar::max_control_points(p), bezier_corners::max_control_points(p),
                                         hull_corners::max_control_points(p), voronoi_sites::max_control_points(p),
-                                        checkpoint_walk::max_control_points(p)});
+                                        checkpoint_walk::max_control_points(p),
+                                        WithGrowth ? repulsive_growth::max_control_points(p) : 0});
   }
 
   /// The most dense samples any family that `p` can draw makes (host; sizes the scratch): the
@@ -80,7 +94,8 @@ struct random_family {
   static int max_dense_samples(const track_params& p) {
     return largest_in_use(p.generator, {random_polar::max_control_points(p) * p.spline.samples_per_segment,
                                         bezier_corners::max_dense_samples(p), hull_corners::max_dense_samples(p),
-                                        voronoi_sites::max_dense_samples(p), checkpoint_walk::max_dense_samples(p)});
+                                        voronoi_sites::max_dense_samples(p), checkpoint_walk::max_dense_samples(p),
+                                        WithGrowth ? repulsive_growth::max_dense_samples(p) : 0});
   }
 
   template <class Ctx>
@@ -97,6 +112,17 @@ struct random_family {
     // of every stage through generic loads (2-7 % of the families' time on the H200;
     // docs/performance-log.md, entry 24).
     detail::workspace family_ws = ws;
+    // Without the growth, repulsive (refused at construction: pipeline::family_rule) is the
+    // default case's.
+    if constexpr (WithGrowth) {
+      if (f == generator_family::repulsive) {
+        run_out_of_line<repulsive_growth>(ctx, family_ws, p);
+        ws.num_control = family_ws.num_control;
+        ws.relax_neighbours = family_ws.relax_neighbours;
+        ws.dense_budget = family_ws.dense_budget;
+        return;
+      }
+    }
     switch (f) {
       case generator_family::bezier: run_out_of_line<bezier_corners>(ctx, family_ws, p); break;
       case generator_family::hull: run_out_of_line<hull_corners>(ctx, family_ws, p); break;
@@ -125,6 +151,11 @@ struct random_family {
     return most;
   }
 };
+
+/// The five families but repulsive (basic_random_family says why the growth has its own stage).
+using random_family = basic_random_family<false>;
+/// Every family, the repulsive growth included.
+using random_any_family = basic_random_family<true>;
 
 }  // namespace stages
 }  // namespace track_gen
