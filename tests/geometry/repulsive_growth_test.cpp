@@ -45,12 +45,20 @@ struct growth_energy {
 TEST_CASE("repulsive_growth: the flow's gradient is the energy's (central differences in double)") {
   namespace tg = track_gen;
   using tg::detail::growth::vec2;
-  for (const float alpha : {3.0f, 2.5f}) {
+  struct gradient_case {
+    float alpha;
+    int n;
+  };
+  // 6 and 5 as beta: integer and half-integer exponents; 8 points: the coarsest level allowed,
+  // whose pairs are only those 3 to 5 apart.
+  for (const gradient_case k : {gradient_case{3.0f, 40}, gradient_case{2.5f, 40}, gradient_case{3.0f, 8}}) {
+    const float alpha = k.alpha;
     CAPTURE(alpha);
+    CAPTURE(k.n);
     tg::repulsive_growth_params g;
     g.alpha = alpha;
-    g.beta = 2.0f * alpha;  // 6 and 5: integer and half-integer exponents
-    const int n = 40;
+    g.beta = 2.0f * alpha;
+    const int n = k.n;
     std::vector<float> scratch(static_cast<std::size_t>(tg::detail::growth::layout::make(n).floats));
     auto f = tg::stages::repulsive_growth::flow::in(scratch.data(), n, g);
     f.L0 = 2.7f;
@@ -106,9 +114,9 @@ TEST_CASE("repulsive_growth: the flow's gradient is the energy's (central differ
     energy.ox.resize(static_cast<std::size_t>(wall));
     energy.oy.resize(static_cast<std::size_t>(wall));
     std::vector<double> Xp = X, Xm = X;
-    Xp[5] += 1e-6;
-    Xm[5] -= 1e-6;
-    CHECK(std::fabs((energy(Xp, Y) - energy(Xm, Y)) / 2e-6 - f.gp[5].x) < 1e-5 * largest);
+    Xp[n / 2] += 1e-6;
+    Xm[n / 2] -= 1e-6;
+    CHECK(std::fabs((energy(Xp, Y) - energy(Xm, Y)) / 2e-6 - f.gp[n / 2].x) < 1e-5 * largest);
   }
 }
 
@@ -180,5 +188,43 @@ TEST_CASE("family_pipeline refuses the repulsive family; any_family_pipeline mix
   }
   CHECK(drawn[0] > 0);
   CHECK(drawn[1] > 0);
+}
+}  // namespace tg_test
+
+namespace tg_test {
+TEST_CASE("repulsive_growth: the smallest schedule (16 points, 2 levels) grows a curve of the drawn length") {
+  namespace tg = track_gen;
+  using stage = tg::stages::repulsive_growth;
+  tg::track_params p = tg::presets::track(1);
+  p.repulsive_growth.points = 16;
+  p.repulsive_growth.levels = 2;
+  std::vector<float3> dense(static_cast<std::size_t>(stage::max_dense_samples(p))), control(16);
+  tg::detail::workspace ws{};
+  ws.dense = dense.data();
+  ws.control = control.data();
+  ws.seed = 4;
+  tg::detail::host_block_context ctx;
+  stage::run(ctx, ws, p);
+  REQUIRE(ws.num_control == 16);
+  double length = 0;
+  for (int i = 0; i < 16; ++i) {
+    const float3 a = control[static_cast<std::size_t>(i)], b = control[static_cast<std::size_t>((i + 1) % 16)];
+    CHECK(tg::detail::is_finite(a));
+    length += std::hypot(static_cast<double>(b.x) - a.x, static_cast<double>(b.y) - a.y);
+  }
+  const tg::repulsive_growth_params& g = p.repulsive_growth;
+  const double multiple = g.grow_mult_min + (g.grow_mult_max - g.grow_mult_min) * ws.rng(stage::stage_id).uniform(0u).v[2];
+  CHECK(length == doctest::Approx(multiple * 2 * pi_d * g.domain_radius / g.init_ratio).epsilon(0.05));
+}
+
+TEST_CASE("no gate course draws the repulsive family: gate_course_pipeline and gate_sequences say so") {
+  namespace tg = track_gen;
+  tg::track_params p = tg::presets::gate_course(4);
+  p.generator.family = tg::generator_family::repulsive;
+  using gates = tg::course<tg::presets::gate_course_pipeline, tg::host_policy>;
+  CHECK_THROWS_WITH_AS(gates(p, tg::presets::gate_course_spacing(p)), doctest::Contains("no gate course draws it"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(tg::detail::check_gate_sequence_params(p), doctest::Contains("no gate course draws it"),
+                       std::invalid_argument);
 }
 }  // namespace tg_test
