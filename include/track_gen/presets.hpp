@@ -27,7 +27,9 @@ using family_pipeline = pipeline<stages::random_family, stages::repulsive, stage
 /// family_pipeline with stages::random_any_family: every family, the repulsive growth included
 /// (mixes with it). Its own kernel, because the growth's code made family_pipeline's slower for
 /// the other families (stages::basic_random_family says how much). Its tracks are
-/// family_pipeline's where that pipeline can draw them.
+/// family_pipeline's where that pipeline can draw them. Its kernel has the growth's register
+/// bound (stages::repulsive_growth::generate_threads_per_sm: 128 a thread, 8 blocks of 64 an
+/// SM), which the other families' tracks get too (their speed through it: not measured yet).
 using any_family_pipeline = pipeline<stages::random_any_family, stages::repulsive, stages::catmull_rom,
                                      stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 
