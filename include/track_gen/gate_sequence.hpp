@@ -141,7 +141,8 @@ inline void check_gate_sequence_params(const track_params& p) {
                                   generator_family_names[f] +
                                   "' family, whose anchors gate sequences do not build (polar, bezier and hull only): " +
                                   (family == generator_family::repulsive
-                                       ? std::string("no gate course draws it (presets::gate_course_pipeline leaves it out too)")
+                                       ? std::string("no gate course draws it (presets::gate_course_pipeline leaves it out too): drop its "
+                                                     "weight or choose another family")
                                        : std::string("use presets::gate_course_pipeline for it")));
   }
   if (family_in_use(p.generator, generator_family::polar) && p.polar.control_points > gate_sequence_max_anchors)

@@ -352,10 +352,12 @@ struct repulsive_growth_params {
   float obstacle_radius_max = 0.045f;
   /// Growth of the target length per iteration, in [0.0001, 0.5] (repulsive_ratchet_rate).
   float ratchet_rate = 0.012f;
-  /// Tangent-point exponent alpha, in [1, 8] (repulsive_alpha).
+  /// Tangent-point exponent alpha, in [1, 8] (repulsive_alpha). Usable tracks come with beta near
+  /// 2 alpha (3 / 6, 3 / 7, 4 / 8); with beta near alpha + 1 (3 / 5, 3 / 4.5, 1 / 2.5) every
+  /// attempt failed validation (docs/generators/repulsive.md).
   float alpha = 3.0f;
   /// Tangent-point exponent beta, in (2, 17] and in (alpha + 1, 2 alpha + 1] (repulsive_beta):
-  /// the energy of Yu et al. is defined and repulsive for alpha > 1 and beta in (alpha + 1, 2 alpha + 1].
+  /// the range of Yu et al.'s tangent-point energy.
   float beta = 6.0f;
   /// Largest move of a point per iteration as a fraction of the mean edge length, in (0, 1]
   /// (repulsive_tau).

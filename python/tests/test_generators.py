@@ -22,6 +22,8 @@ def test_generator_names_flatten_without_the_extension():
     assert p.overrides["repulsive_growth.length_weight"] == 10.0
     assert p.overrides["repulsive_growth.obstacles_max"] == 6
     assert presets.track(4, repulsive_deactivate_obstacles=False).overrides["repulsive_growth.deactivate_obstacles"] == 0
+    with pytest.raises(ValueError, match="repulsive_growth.points"):
+        presets.track(4, repulsive_stages=(64, 128, 256))
     with pytest.raises(TypeError, match="'generator' must be a family name"):
         presets.track(4, generator=3)
     with pytest.raises(TypeError, match="generator_weights"):

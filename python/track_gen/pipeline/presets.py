@@ -75,6 +75,9 @@ _SEED_NAMES = {"polar_num_knots": "polar.control_points",
                "repulsive_stall_window": "repulsive_growth.stall_window",
                "repulsive_stall_area_tol": "repulsive_growth.stall_area_tolerance",
                "repulsive_deactivate_obstacles": "repulsive_growth.deactivate_obstacles"}
+# The seed system's names with no counterpart of the same meaning, and what to use instead.
+_SEED_UNSUPPORTED = {"repulsive_stages": "repulsive_growth.points (the finest level) and repulsive_growth.levels",
+                     "repulsive_domain_frac": "repulsive_growth.domain_radius (in metres)"}
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 
@@ -165,6 +168,9 @@ def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
     generator="bezier" stays a name; generator_weights={"hull": 1} -> {"generator.weights.hull": 1}."""
     flat: Dict[str, Any] = {}
     for key, value in overrides.items():
+        if key in _SEED_UNSUPPORTED:
+            raise ValueError(f"track parameter '{key}' (a seed-system name) has no counterpart of the same "
+                             f"meaning here: use {_SEED_UNSUPPORTED[key]}")
         if key == "generator":
             if not isinstance(value, str):
                 raise TypeError(f"track parameter 'generator' must be a family name (str), got {value!r}")

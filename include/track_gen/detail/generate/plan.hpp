@@ -135,7 +135,8 @@ inline void check_no_growth(const track_params& p, const char* what) {
                               " can draw the 'repulsive' family, which this pipeline's stages::random_family "
                               "leaves out: for tracks use presets::any_family_pipeline or elevated_any_family_pipeline "
                               "(stages::random_any_family: every family, in a kernel of its own) or "
-                              "presets::repulsive_pipeline (the repulsive family alone); no gate course draws it");
+                              "presets::repulsive_pipeline (the repulsive family alone); no gate course draws it (for gates, "
+                              "drop its weight or choose another family)");
 }
 
 /// Capacities and byte offsets for `params` with optional user tracks or variants.
