@@ -1,7 +1,6 @@
 // Host instantiation of repulsive_growth_tests.hpp, and the flow's own checks on the host context.
 #include "repulsive_growth_tests.hpp"
 
-#include <track_gen/detail/host/block_context.hpp>
 
 namespace tg_test {
 TEST_CASE_TEMPLATE_APPLY(growth_sweeps, std::tuple<track_gen::host_policy>);
@@ -122,21 +121,14 @@ TEST_CASE("repulsive_growth: the flow's gradient is the energy's (central differ
 
 TEST_CASE("repulsive_growth: the grown points are evenly spaced, inside the domain, of the drawn length") {
   namespace tg = track_gen;
-  using stage = tg::stages::repulsive_growth;
   tg::track_params p = tg::presets::track(1);
   p.seed = 3;
   const tg::repulsive_growth_params& g = p.repulsive_growth;
   for (std::uint32_t env = 0; env < 6; ++env) {
     CAPTURE(env);
-    std::vector<float3> dense(static_cast<std::size_t>(stage::max_dense_samples(p))), control(static_cast<std::size_t>(g.points));
-    tg::detail::workspace ws{};
-    ws.dense = dense.data();
-    ws.control = control.data();
-    ws.seed = p.seed;
-    ws.global_env = env;
-    tg::detail::host_block_context ctx;
-    stage::run(ctx, ws, p);
-    REQUIRE(ws.num_control == g.points);
+    const grown_curve curve = grow_on_host(p, env);
+    const std::vector<float3>& control = curve.control;
+    REQUIRE(static_cast<int>(control.size()) == g.points);
     std::vector<double> edges;
     double length = 0, farthest = 0;
     for (int i = 0; i < g.points; ++i) {
@@ -146,18 +138,13 @@ TEST_CASE("repulsive_growth: the grown points are evenly spaced, inside the doma
       farthest = std::max(farthest, std::hypot(static_cast<double>(a.x), static_cast<double>(a.y)));
       CHECK(a.z == 0.0f);
     }
-    // The draw of the final length, from the stage's stream (draw 0, third float).
-    const double multiple = g.grow_mult_min + (g.grow_mult_max - g.grow_mult_min) * ws.rng(stage::stage_id).uniform(0u).v[2];
-    const double expected = multiple * 2 * pi_d * g.domain_radius / g.init_ratio;
-    CHECK(length == doctest::Approx(expected).epsilon(0.01));
+    CHECK(length == doctest::Approx(curve.drawn_length).epsilon(0.01));
     CHECK(farthest < g.domain_radius);
     const double mean = length / g.points;
     for (double e : edges) CHECK(std::fabs(e - mean) < 0.05 * mean);
   }
 }
-}  // namespace tg_test
 
-namespace tg_test {
 TEST_CASE("family_pipeline refuses the repulsive family; any_family_pipeline mixes it with the others") {
   namespace tg = track_gen;
   tg::track_params p = growth_params(8, 2);
@@ -189,32 +176,23 @@ TEST_CASE("family_pipeline refuses the repulsive family; any_family_pipeline mix
   CHECK(drawn[0] > 0);
   CHECK(drawn[1] > 0);
 }
-}  // namespace tg_test
 
-namespace tg_test {
 TEST_CASE("repulsive_growth: the smallest schedule (16 points, 2 levels) grows a curve of the drawn length") {
   namespace tg = track_gen;
-  using stage = tg::stages::repulsive_growth;
   tg::track_params p = tg::presets::track(1);
+  p.seed = 4;
   p.repulsive_growth.points = 16;
   p.repulsive_growth.levels = 2;
-  std::vector<float3> dense(static_cast<std::size_t>(stage::max_dense_samples(p))), control(16);
-  tg::detail::workspace ws{};
-  ws.dense = dense.data();
-  ws.control = control.data();
-  ws.seed = 4;
-  tg::detail::host_block_context ctx;
-  stage::run(ctx, ws, p);
-  REQUIRE(ws.num_control == 16);
+  const grown_curve curve = grow_on_host(p, 0);
+  const std::vector<float3>& control = curve.control;
+  REQUIRE(control.size() == 16u);
   double length = 0;
   for (int i = 0; i < 16; ++i) {
     const float3 a = control[static_cast<std::size_t>(i)], b = control[static_cast<std::size_t>((i + 1) % 16)];
     CHECK(tg::detail::is_finite(a));
     length += std::hypot(static_cast<double>(b.x) - a.x, static_cast<double>(b.y) - a.y);
   }
-  const tg::repulsive_growth_params& g = p.repulsive_growth;
-  const double multiple = g.grow_mult_min + (g.grow_mult_max - g.grow_mult_min) * ws.rng(stage::stage_id).uniform(0u).v[2];
-  CHECK(length == doctest::Approx(multiple * 2 * pi_d * g.domain_radius / g.init_ratio).epsilon(0.05));
+  CHECK(length == doctest::Approx(curve.drawn_length).epsilon(0.05));
 }
 
 TEST_CASE("no gate course draws the repulsive family: gate_course_pipeline and gate_sequences say so") {

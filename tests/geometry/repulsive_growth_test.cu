@@ -10,7 +10,6 @@
 #include "backend_comparison.hpp"
 #include "repulsive_growth_tests.hpp"
 #include <track_gen/detail/cuda/block_context.cuh>
-#include <track_gen/detail/host/block_context.hpp>
 
 namespace tg_test {
 TEST_CASE_TEMPLATE_APPLY(growth_sweeps, std::tuple<track_gen::cuda_policy>);
@@ -86,15 +85,9 @@ TEST_CASE("repulsive_growth: the CUDA block context grows the host's curves, bit
   cudaFree(count);
   int identical = 0;
   for (int e = 0; e < envs; ++e) {
-    std::vector<float3> host_dense(stride), host_control(static_cast<std::size_t>(points));
-    tg::detail::workspace ws{};
-    ws.dense = host_dense.data();
-    ws.control = host_control.data();
-    ws.seed = p.seed;
-    ws.global_env = static_cast<std::uint32_t>(e);
-    tg::detail::host_block_context ctx;
-    stage::run(ctx, ws, p);
-    CHECK(counts[static_cast<std::size_t>(e)] == ws.num_control);
+    const std::vector<float3> host_control = grow_on_host(p, static_cast<std::uint32_t>(e)).control;
+    CHECK(counts[static_cast<std::size_t>(e)] == static_cast<int>(host_control.size()));
+    REQUIRE(static_cast<int>(host_control.size()) == points);
     const bool same = std::memcmp(host_control.data(), &device[static_cast<std::size_t>(e) * points], sizeof(float3) * points) == 0;
     if (same) ++identical;
     else {

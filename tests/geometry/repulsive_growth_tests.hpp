@@ -13,6 +13,7 @@
 
 #include "random_geometry_tests.hpp"
 
+#include <track_gen/detail/host/block_context.hpp>
 #include <track_gen/detail/stages/families/repulsive_growth.hpp>
 
 #include <algorithm>
@@ -29,6 +30,34 @@ inline track_gen::track_params growth_params(int envs, std::uint64_t seed) {
   p.seed = seed;
   p.generator.family = track_gen::generator_family::repulsive;
   return p;
+}
+
+/// One curve grown by stages::repulsive_growth alone on the host context: its control points,
+/// and the length its draw asks for (grow_mult from the stage's stream, draw 0's third float,
+/// times the start circle's length, in double).
+struct grown_curve {
+  std::vector<float3> control;
+  double drawn_length;
+};
+
+inline grown_curve grow_on_host(const track_gen::track_params& p, std::uint32_t env) {
+  namespace tg = track_gen;
+  using stage = tg::stages::repulsive_growth;
+  std::vector<float3> dense(static_cast<std::size_t>(stage::max_dense_samples(p)));
+  grown_curve c;
+  c.control.resize(static_cast<std::size_t>(stage::max_control_points(p)));
+  tg::detail::workspace ws{};
+  ws.dense = dense.data();
+  ws.control = c.control.data();
+  ws.seed = p.seed;
+  ws.global_env = env;
+  tg::detail::host_block_context ctx;
+  stage::run(ctx, ws, p);
+  c.control.resize(static_cast<std::size_t>(ws.num_control));
+  const tg::repulsive_growth_params& g = p.repulsive_growth;
+  const double multiple = g.grow_mult_min + (g.grow_mult_max - g.grow_mult_min) * ws.rng(stage::stage_id).uniform(0u).v[2];
+  c.drawn_length = multiple * 2 * pi_d * g.domain_radius / g.init_ratio;
+  return c;
 }
 
 /// 4 pi A / P^2 of env e's centreline (xy), in double.

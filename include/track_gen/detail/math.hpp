@@ -44,6 +44,14 @@ TRACK_GEN_HD inline float mul_rn(float a, float b) {
   return a * b;
 #endif
 }
+/// mul_rn in double.
+TRACK_GEN_HD inline double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
 /// a * b + c as one fused multiply-add on the device (what nvcc makes of a single-use product),
 /// a * b + c as the host compiler evaluates it.
 TRACK_GEN_HD inline float mul_add(float a, float b, float c) {

@@ -114,21 +114,21 @@ struct basic_random_family {
     detail::workspace family_ws = ws;
     // Without the growth, repulsive (refused at construction: pipeline::family_rule) is the
     // default case's.
+    bool grown = false;
     if constexpr (WithGrowth) {
       if (f == generator_family::repulsive) {
         run_out_of_line<repulsive_growth>(ctx, family_ws, p);
-        ws.num_control = family_ws.num_control;
-        ws.relax_neighbours = family_ws.relax_neighbours;
-        ws.dense_budget = family_ws.dense_budget;
-        return;
+        grown = true;
       }
     }
-    switch (f) {
-      case generator_family::bezier: run_out_of_line<bezier_corners>(ctx, family_ws, p); break;
-      case generator_family::hull: run_out_of_line<hull_corners>(ctx, family_ws, p); break;
-      case generator_family::voronoi: run_out_of_line<voronoi_sites>(ctx, family_ws, p); break;
-      case generator_family::checkpoint: run_out_of_line<checkpoint_walk>(ctx, family_ws, p); break;
-      default: random_polar::run(ctx, ws, p); return;  // not a family (the host checks refuse it): polar, as before
+    if (!grown) {
+      switch (f) {
+        case generator_family::bezier: run_out_of_line<bezier_corners>(ctx, family_ws, p); break;
+        case generator_family::hull: run_out_of_line<hull_corners>(ctx, family_ws, p); break;
+        case generator_family::voronoi: run_out_of_line<voronoi_sites>(ctx, family_ws, p); break;
+        case generator_family::checkpoint: run_out_of_line<checkpoint_walk>(ctx, family_ws, p); break;
+        default: random_polar::run(ctx, ws, p); return;  // not a family (the host checks refuse it): polar, as before
+      }
     }
     ws.num_control = family_ws.num_control;
     ws.relax_neighbours = family_ws.relax_neighbours;

@@ -76,15 +76,6 @@ struct powers {
   }
 };
 
-/// a * b in double, rounded on its own (as mul_rn).
-TRACK_GEN_HD inline double mul_rn_double(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
 /// 1 / x, correctly rounded on both backends (the device's reciprocal instruction, without the
 /// division's slow path).
 TRACK_GEN_HD inline float reciprocal(float x) {
@@ -123,8 +114,8 @@ inline constexpr int sum_chunk = 8;
 
 /// Where the flow's arrays live in the family's scratch (floats from ws.dense), for n_max points.
 struct layout {
-  int x, tangent_or_ainv, btan_or_lg, grad, g;  // vec2 [n_max] each (x: n_max + 1 for the resample)
-  int weight, inv_chord, wcoef, edge, sobolev;  // float [n_max] each (edge: n_max + 1)
+  int x, tangent_or_ainv, btan_or_lg, grad, g;  // vec2 [n_max] each
+  int weight, inv_chord, wcoef, edge, sobolev;  // float [n_max] each
   int cumulative;                               // float [n_max + 1]
   int obstacles;  // vec2 [wall_points + disc_points x max_obstacles]: the wall's ring, then each disc's
   int masses;     // float [max_obstacles]: each disc point's mass (0: no disc)
@@ -139,7 +130,7 @@ struct layout {
       at += (count + 3) & ~3;  // 16-byte aligned blocks
       return here;
     };
-    l.x = take(2 * (n_max + 1));
+    l.x = take(2 * n_max);
     l.tangent_or_ainv = take(2 * n_max);
     l.btan_or_lg = take(2 * n_max);
     l.grad = take(2 * n_max);
@@ -147,7 +138,7 @@ struct layout {
     l.weight = take(n_max);
     l.inv_chord = take(n_max);
     l.wcoef = take(n_max);
-    l.edge = take(n_max + 1);
+    l.edge = take(n_max);
     l.sobolev = take(n_max);
     l.cumulative = take(n_max + 1);
     l.obstacles = take(2 * (wall_points + disc_points * max_obstacles));
@@ -287,7 +278,7 @@ struct repulsive_growth {
     detail::growth::vec2 *x, *tangent, *btan, *grad, *gp;
     float *weight, *inv_chord, *wcoef, *edge, *sobolev, *cumulative, *masses, *partial;
     detail::growth::vec2* obstacles;
-    float alpha, beta, half_beta, obstacle_power, obstacle_factor, eps, eps2, wall_mass, length_weight, L0;
+    float alpha, beta, obstacle_power, obstacle_factor, eps, eps2, wall_mass, length_weight, L0;
     int k_discs;
 
     /// The arrays of a flow of at most `n_max` points in `scratch` (layout(n_max).floats floats).
@@ -312,7 +303,6 @@ struct repulsive_growth {
       f.partial = scratch + lay.partial;
       f.alpha = g.alpha;
       f.beta = g.beta;
-      f.half_beta = 0.5f * g.beta;
       f.obstacle_power = -0.5f * (g.beta - g.alpha) - 1.0f;  // the gradient's exponent of |x - p|^2
       f.obstacle_factor = -(g.beta - g.alpha);                // 2 x the energy's exponent
       f.eps = kernel_epsilon;
@@ -591,7 +581,7 @@ struct repulsive_growth {
     const double s = (static_cast<double>(g.beta) - 1.0) / (2.0 * static_cast<double>(g.alpha));
     for (int k = ctx.rank(); k < n; k += ctx.size()) {
       table[k] = detail::growth::unit_at(k, n).x;
-      const double lambda = 2.0 - detail::growth::mul_rn_double(2.0, static_cast<double>(table[k]));
+      const double lambda = 2.0 - detail::mul_rn(2.0, static_cast<double>(table[k]));
       filter[k] = static_cast<float>(1.0 / ((lambda > 0.0 ? std::pow(lambda, s) : 0.0) + 1e-3));
     }
     ctx.sync();
@@ -599,7 +589,7 @@ struct repulsive_growth {
       double sum = 0.0;
       for (int k = 0; k <= n / 2; ++k) {
         const double weight = (k == 0 || 2 * k == n) ? 1.0 : 2.0;
-        sum += detail::growth::mul_rn_double(weight * static_cast<double>(filter[k]), static_cast<double>(table[(k * m) % n]));
+        sum += detail::mul_rn(weight * static_cast<double>(filter[k]), static_cast<double>(table[(k * m) % n]));
       }
       h[m] = static_cast<float>(sum / static_cast<double>(n));
     }
@@ -607,7 +597,7 @@ struct repulsive_growth {
   }
 
   /// Resamples the closed curve x[0, n) to m points evenly spaced in arc length, in place (x
-  /// holds m); `out` takes m points, `edge` and `cumulative` n + 1 floats. The new points lie
+  /// holds m); `out` takes m points, `edge` n floats, `cumulative` n + 1. The new points lie
   /// half a spacing past the old ones (from x[0] on, a point would stay where it is at every
   /// resampling, and a kink there with it).
   template <class Ctx>
