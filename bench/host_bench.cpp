@@ -15,7 +15,7 @@
 /// core-seconds per track, so time spent descheduled on a shared machine is not charged).
 ///
 /// `--profile` also measures, with an instrumented block context on the same stages and random
-/// streams, what each generated track cost in stage work: attempts, repulsive iterations and the
+/// streams, what each generated track cost in stage work: attempts, polygon separation iterations and the
 /// point-segment pairs they pushed, the validation tests reached, gates. From these and the
 /// per-operation counts of `flop_model` below it writes the arithmetic (FLOPs) per track per
 /// stage, for every attempt made (work done) and for the accepted attempt alone (the useful
@@ -76,7 +76,7 @@ struct flop_model {
   static constexpr double repulsive_per_push = 10 + 10 + 2 + 3 + 3;
   /// repulsive, per pushed point: midpoint of the neighbours (6), pull (3 + 3), accumulate (3).
   static constexpr double repulsive_per_pushed_point = 15;
-  /// repulsive, per point per iteration: detail::repulsive_reach (6), control_next = p + push (3).
+  /// repulsive, per point per iteration: detail::separation_reach (6), control_next = p + push (3).
   static constexpr double repulsive_per_point = 6 + 3;
   /// catmull_rom_segment (power form of one segment): 3 centripetal knots (7 each: length +
   /// sqrt), the chord (p2 - p1) / d12 (3 + 1 + 3), each tangent (two knot-sum reciprocals or
@@ -139,7 +139,7 @@ double clearance_pairs(const tg::detail::workspace& ws, const tg::track_params& 
 struct attempt_record {
   bool random = true;
   int control = 0, dense = 0;
-  int iterations = 0;     ///< repulsive iterations (overlap evaluations)
+  int iterations = 0;     ///< polygon separation iterations (overlap evaluations)
   double pushes = 0;      ///< (point, segment) pairs closer than the clearance, all iterations
   double projections = 0; ///< (point, segment) pairs within the box test's reach, all iterations
   double pushed_points = 0;
@@ -240,14 +240,14 @@ struct counting_context : tg::detail::host_block_context {
   void count_pushes() const {
     using namespace tg::detail;
     const int m = ws->num_control;
-    const float clearance = params->repulsive.clearance;
+    const float clearance = params->polygon_separation.clearance;
     for (int i = 0; i < m; ++i) {
       bool pushed = false;
       for (int j = 0; j < m; ++j) {
         const int rel = wrap(j - i, m);
         if (rel == 0 || rel == 1 || rel == m - 1 || rel == m - 2) continue;
         const float3 a = ws->control[j], b = ws->control[wrap(j + 1, m)];
-        if (!within_segment_box(ws->control[i], a, b, repulsive_reach(clearance, ws->control[i]))) continue;
+        if (!within_segment_box(ws->control[i], a, b, separation_reach(clearance, ws->control[i]))) continue;
         current.projections += 1;
         const float d = length(ws->control[i] - lerp(a, b, closest_parameter(ws->control[i], a, b)));
         if (d < clearance) {
@@ -270,7 +270,7 @@ struct recording_validate {
     ctx.end_attempt();
   }
 };
-using profiled_pipeline = tg::pipeline<tg::stages::random_polar, tg::stages::repulsive, tg::stages::catmull_rom,
+using profiled_pipeline = tg::pipeline<tg::stages::random_polar, tg::stages::polygon_separation, tg::stages::catmull_rom,
                                        tg::stages::resample, tg::stages::frames, tg::stages::checkpoints,
                                        recording_validate>;
 
@@ -543,7 +543,7 @@ int main(int argc, char** argv) {
     if (o.profile) {
       std::printf("\nFLOPs per track (flop_model, %d envs of episode 1 each): all attempts / accepted attempt\n\n",
                   o.profile_envs);
-      std::printf("| N | random attempts | repulsive iterations per attempt | clearance tests per attempt |");
+      std::printf("| N | random attempts | polygon separation iterations per attempt | clearance tests per attempt |");
       for (const char* s : stage_names) std::printf(" %s |", s);
       std::printf(" total |\n|---:|---:|---:|---:|");
       for (int i = 0; i < 8; ++i) std::printf("---:|");

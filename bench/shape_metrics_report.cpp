@@ -5,7 +5,10 @@
 /// slower on one core: the grid-scope relaxation costs O(D^2) per iteration). Then the generator
 /// families of issue 13 (bezier, hull, voronoi, checkpoint: docs/generators.md), each as the
 /// generate stage of the `track` preset's pipeline at its other defaults, with --envs envs, once
-/// with stages::repulsive and once without (max_iterations 0).
+/// with stages::polygon_separation and once without (max_iterations 0); then every family but
+/// repulsive with stages::centreline_relaxation on (--relaxation-iterations sweeps; the
+/// "relaxed" rows). The last column is the host's generation time per env (one core, the
+/// course's construction: every attempt, the relaxation included).
 ///
 /// Method: one course per preset (host_policy, construction generates episode 0 of every env
 /// with the seed given), then measure_shape of each env's track with the preset's own limits
@@ -21,7 +24,8 @@
 /// Output: a markdown table on stdout (docs/shapes.md shows one with its command) and, with
 /// --json PATH, every number of the table plus each preset's mean |curvature| histogram.
 ///
-///   shape_metrics_report [--envs E] [--long-envs E] [--seed S] [--spacing M] [--json PATH]
+///   shape_metrics_report [--envs E] [--long-envs E] [--relaxation-iterations I] [--seed S] [--spacing M]
+///                        [--json PATH]
 
 #include <track_gen/detail/stages/families/checkpoint.hpp>
 #include <track_gen/detail/stages/families/voronoi.hpp>
@@ -50,6 +54,7 @@ using track_gen_bench::summary;
 struct options : track_gen_bench::common_options {
   int envs = 512;
   int long_envs = 16;
+  int relaxation_iterations = 50;
 };
 
 /// One preset's row.
@@ -57,6 +62,7 @@ struct row {
   std::string preset;
   int envs = 0, accepted = 0, samples = 0;
   double yield = 0, fallback = 0, mean_attempts = 0, seconds = 0;
+  double generate_seconds = 0;  ///< the course's construction alone (generation of every env)
   summary compactness{}, straight{}, thickness{}, neck{}, max_curvature{}, length{};
   double turning_one = 0, mean_hairpins = 0, mean_chicanes = 0, mean_compactness = 0;
   double thickness_window = 0;
@@ -65,11 +71,11 @@ struct row {
 };
 
 /// The `track` preset with generator family `f` (presets::family_pipeline: stages::random_family
-/// runs it as the generate stage); `repulsive`: false turns stages::repulsive off (max_iterations 0).
+/// runs it as the generate stage); `repulsive`: false turns stages::polygon_separation off (max_iterations 0).
 tg::track_params family_params(int envs, tg::generator_family f, bool repulsive) {
   tg::track_params p = tg::presets::track(envs);
   p.generator.family = f;
-  if (!repulsive) p.repulsive.max_iterations = 0;
+  if (!repulsive) p.polygon_separation.max_iterations = 0;
   return p;
 }
 
@@ -84,6 +90,7 @@ row measure(const std::string& name, tg::track_params params, const options& o) 
   r.thickness_window = r.limits.thickness_window;
   const auto t0 = std::chrono::steady_clock::now();
   tg::course<Pipeline, tg::host_policy> course(params, o.spacing);
+  r.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const tg::course_ref view = course.view();
   std::vector<double> compactness, straight, thickness, neck, curvature, length;
   std::vector<int> bins(static_cast<std::size_t>(r.limits.histogram_bins));
@@ -140,6 +147,9 @@ int parse(int argc, char** argv, options& o) {
   app.add_option("--envs", o.envs, "envs E of the track and drone_track presets")->check(at_least(1));
   app.add_option("--long-envs", o.long_envs, "envs of the long_track preset (0: no long_track row)")
       ->check(at_least(0));
+  app.add_option("--relaxation-iterations", o.relaxation_iterations,
+                 "relaxation.max_iterations of the families' relaxed rows (0: no relaxed rows)")
+      ->check(at_least(0));
   return track_gen_bench::parse(app, argc, argv);
 }
 
@@ -185,7 +195,8 @@ json document(const std::vector<row>& rows, const options& o, const std::string&
                    {"length_m", summary3(r.length, "%.3f")},
                    {"curvature_histogram_mean_share", hist},
                    {"limits", limits_json(r.limits)},
-                   {"seconds", number(r.seconds, "%.2f")}});
+                   {"seconds", number(r.seconds, "%.2f")},
+                   {"generate_seconds", number(r.generate_seconds, "%.3f")}});
   }
   doc["errors"] = json::array();
   return doc;
@@ -206,24 +217,34 @@ int main(int argc, char** argv) {
     rows.push_back(measure<tg::presets::track_pipeline>("track", tg::presets::track(o.envs), o));
     rows.push_back(measure<tg::presets::track_pipeline>("drone_track", tg::presets::drone_track(o.envs), o));
     // Every family through presets::any_family_pipeline (stages::random_any_family: the same
-    // tracks as family_pipeline's, and the repulsive family too), with and without stages::repulsive.
+    // tracks as family_pipeline's, and the repulsive family too), with and without stages::polygon_separation.
     for (int f = 1; f < tg::num_generator_families; ++f) {
       const std::string name = tg::generator_family_names[f];
       const auto family = static_cast<tg::generator_family>(f);
       rows.push_back(measure<tg::presets::any_family_pipeline>(name, family_params(o.envs, family, true), o));
-      rows.push_back(measure<tg::presets::any_family_pipeline>(name + ", no repulsive", family_params(o.envs, family, false), o));
+      rows.push_back(measure<tg::presets::any_family_pipeline>(name + ", no polygon separation", family_params(o.envs, family, false), o));
+    }
+    // The centreline relaxation (stages::centreline_relaxation) on, at the seed system's 50 sweeps:
+    // the attempts that would fail on their shape are mended instead of drawn again.
+    for (int f = 0; f < tg::num_generator_families && o.relaxation_iterations > 0; ++f) {
+      if (f == static_cast<int>(tg::generator_family::repulsive)) continue;  // its growth keeps itself apart
+      tg::track_params relaxed = family_params(o.envs, static_cast<tg::generator_family>(f), true);
+      relaxed.relaxation.max_iterations = o.relaxation_iterations;
+      rows.push_back(measure<tg::presets::relaxed_family_pipeline>(std::string(tg::generator_family_names[f]) + ", relaxed",
+                                                               relaxed, o));
     }
     if (o.long_envs > 0)
       rows.push_back(measure<tg::presets::long_track_pipeline>("long_track", tg::presets::long_track(o.long_envs), o));
     std::printf("| preset | E | yield | mean attempts | compactness p50 (p10-p90) | turning number +-1 | "
                 "straight fraction p50 | hairpins (mean) | chicanes (mean) | min thickness p50 m (window m) | "
-                "neck p50 m (window L/4) | max curvature p50 1/m | length p50 m |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "neck p50 m (window L/4) | max curvature p50 1/m | length p50 m | host ms per env |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const row& r : rows) {
-      std::printf("| %s | %d | %.4f | %.3f | %.3f (%.3f-%.3f) | %.4f | %.3f | %.3f | %.3f | %.3f (%.2f) | %.2f | %.3f | %.2f |\n",
+      std::printf("| %s | %d | %.4f | %.3f | %.3f (%.3f-%.3f) | %.4f | %.3f | %.3f | %.3f | %.3f (%.2f) | %.2f | %.3f | %.2f | %.3f |\n",
                   r.preset.c_str(), r.envs, r.yield, r.mean_attempts, r.compactness.median, r.compactness.p10,
                   r.compactness.p90, r.turning_one, r.straight.median, r.mean_hairpins, r.mean_chicanes,
-                  r.thickness.median, r.thickness_window, r.neck.median, r.max_curvature.median, r.length.median);
+                  r.thickness.median, r.thickness_window, r.neck.median, r.max_curvature.median, r.length.median,
+                  1e3 * r.generate_seconds / r.envs);
     }
     std::printf("\nmean share of the samples per |curvature| bin (width %g kappa_0 = 2 pi / L; the last bin holds "
                 "everything above):\n\n| preset |",

@@ -290,9 +290,18 @@ row run_generate(long envs, int n, const options& o, cudaStream_t stream, const 
   params.num_samples = n;
   params.seed = o.seed;
   // "<family>_own": that family through presets::one_family_pipeline (the generator selects it too).
-  const std::string own = "_own";
-  const bool own_pipeline = family.size() > own.size() && family.compare(family.size() - own.size(), own.size(), own) == 0;
-  if (!family.empty() && !gates) set_generator(params, own_pipeline ? family.substr(0, family.size() - own.size()) : family);
+  // "<family>_relaxed": that family through presets::relaxed_family_pipeline with the centreline
+  // relaxation on (50 sweeps, the seed system's relax_iters).
+  auto ends_with = [&family](const std::string& tail) {
+    return family.size() > tail.size() && family.compare(family.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const std::string own = "_own", relaxed = "_relaxed";
+  const bool own_pipeline = ends_with(own), relaxing = ends_with(relaxed);
+  if (relaxing) params.relaxation.max_iterations = 50;
+  if (!family.empty() && !gates)
+    set_generator(params, own_pipeline ? family.substr(0, family.size() - own.size())
+                          : relaxing   ? family.substr(0, family.size() - relaxed.size())
+                                       : family);
   const float spacing = gates ? tg::presets::gate_course_spacing(params) : o.spacing;
   const ::cuda::stream_ref sref(stream);
   using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored,
@@ -873,7 +882,8 @@ int parse(int argc, char** argv, options& o) {
       ->check(CLI::IsMember({64, 128, 256, 512}));
   std::vector<std::string> families = {"mix", "mix_all", "gate_course", "gate_sequence", "gate_sequence_bezier"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
-  for (const char* f : {"bezier_own", "hull_own", "voronoi_own", "checkpoint_own", "repulsive_own"})
+  for (const char* f : {"bezier_own", "hull_own", "voronoi_own", "checkpoint_own", "repulsive_own", "polar_relaxed",
+                        "bezier_relaxed", "hull_relaxed", "voronoi_relaxed", "checkpoint_relaxed", "mix_relaxed"})
     families.push_back(f);
   app.add_option("--generators", o.generators,
                  "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
@@ -882,7 +892,8 @@ int parse(int argc, char** argv, options& o) {
                  "(presets::any_family_pipeline); gate_course: drone gate courses (presets::gate_course_pipeline); gate_sequence: the "
                  "gate_course preset's gates alone (gate_sequence.hpp, no course line); gate_sequence_bezier: the same "
                  "from bezier corners, as the seed library's gate config; <family>_own: that family through "
-                 "presets::one_family_pipeline")
+                 "presets::one_family_pipeline; <family>_relaxed (and mix_relaxed): through "
+                 "presets::relaxed_family_pipeline with the centreline relaxation on (50 sweeps)")
       ->delimiter(',')
       ->check(CLI::IsMember(families));
   if (const int status = track_gen_bench::parse(app, argc, argv); status >= 0) return status;
@@ -1033,6 +1044,8 @@ int main(int argc, char** argv) {
                         rows.push_back(run_generate<threads, tg::presets::checkpoint_pipeline>(e, n, o, stream, f));
                       else if (f == "repulsive_own")
                         rows.push_back(run_generate<threads, tg::presets::repulsive_pipeline>(e, n, o, stream, f));
+                      else if (f.find("_relaxed") != std::string::npos)
+                        rows.push_back(run_generate<threads, tg::presets::relaxed_family_pipeline>(e, n, o, stream, f));
                       else if (f == "repulsive" || f == "mix_all")  // family_pipeline leaves repulsive out
                         rows.push_back(run_generate<threads, tg::presets::any_family_pipeline>(e, n, o, stream, f));
                       else rows.push_back(f == "gate_course"

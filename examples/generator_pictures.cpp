@@ -8,7 +8,8 @@
 ///   build/examples/generator_pictures [--out DIR] [--tracks K] [--seed S] [--spacing M]
 ///
 /// Defaults: --out docs/generators, 6 tracks, seed 0, a gate every 2 m (sparser than the
-/// preset's 0.6 m, so that the gates stay apart at this scale).
+/// preset's 0.6 m, so that the gates stay apart at this scale). Also `relaxation.svg`: attempts
+/// before and after stages::centreline_relaxation (draw_relaxation).
 
 #include "svg.hpp"
 
@@ -66,14 +67,21 @@ bool parse(int argc, char** argv, options& o) {
 ex::pt2 xy(float3 p) { return {p.x, p.y}; }
 
 /// Draws env e's track into the panel at (ox, oy) of size w x h [px].
+/// `road_half_width` > 0 draws the road at that half-width around the centreline instead of the
+/// track's own borders.
 void draw_track(ex::svg_document& svg, const tg::track_ref& track, const tg::shape_metric_limits& limits, float ox,
-                float oy, float w, float h, int e, int family) {
+                float oy, float w, float h, int e, int family, float road_half_width = 0.0f) {
   const int n = track.num_samples();
   std::vector<ex::pt2> left(static_cast<std::size_t>(n)), right(left.size()), centre(left.size());
   ex::pt2 lo{1e30f, 1e30f}, hi{-1e30f, -1e30f};
   for (int k = 0; k < n; ++k) {
     left[k] = xy(track.border_left(k));
     right[k] = xy(track.border_right(k));
+    if (road_half_width > 0.0f) {
+      const float3 c = track.position(k), nl = track.normal(k);
+      left[k] = {c.x + nl.x * road_half_width, c.y + nl.y * road_half_width};
+      right[k] = {c.x - nl.x * road_half_width, c.y - nl.y * road_half_width};
+    }
     centre[k] = xy(track.position(k));
     for (const ex::pt2 p : {left[k], right[k]}) {
       lo = {std::min(lo.x, p.x), std::min(lo.y, p.y)};
@@ -130,6 +138,64 @@ bool draw_family(const std::string& name, const tg::track_params& params, const 
   return true;
 }
 
+/// Writes `<out>/relaxation.svg`: for up to 4 of 256 bezier envs whose first attempt
+/// stages::centreline_relaxation mended (those whose road overlapped itself most), that attempt as drawn (left: the road, at the preset's
+/// half-width, overlapping itself or turning too tight) and as relaxed and accepted (right).
+/// The attempt as drawn comes from a second course with the relaxation off whose validation
+/// accepts nearly anything (half-width 1 mm, turn radius 0.1 mm): the same random streams give the
+/// same control points, and its first attempt is the one the relaxation saw.
+bool draw_relaxation(const options& o) {
+  tg::track_params p = tg::presets::track(256);
+  p.seed = o.seed;
+  p.generator.family = tg::generator_family::bezier;
+  p.relaxation.max_iterations = 50;
+  tg::track_params raw = p;
+  raw.relaxation.max_iterations = 0;
+  raw.half_width = 1e-3f;
+  raw.validate.turn_radius_min = 1e-4f;
+  raw.validate.clearance_margin = 0.0f;
+  raw.validate.max_attempts = 1;
+  tg::course<tg::presets::relaxed_family_pipeline, tg::host_policy> relaxed(p, o.spacing);
+  course_type drawn(raw, o.spacing);
+  const tg::track_snapshot s = relaxed.copy_tracks({}), d = drawn.copy_tracks({});
+  // The mended attempts whose road overlapped itself most (the smallest clearance between parts
+  // of the attempt far apart along it, shape_metrics' min_thickness against c = 2 hw + margin).
+  const tg::course_ref after = relaxed.view(), before = drawn.view();
+  const tg::shape_metric_limits limits = tg::shape_metric_limits_for(p);
+  std::vector<std::pair<float, int>> overlapping;
+  for (int e = 0; e < p.num_envs; ++e) {
+    const std::uint32_t st = s.status[static_cast<std::size_t>(e)], dt = d.status[static_cast<std::size_t>(e)];
+    if ((st & tg::status::relaxed) == 0u || tg::status::attempts(st) != 1 || (dt & tg::status::valid) == 0u ||
+        (dt & tg::status::fallback) != 0u)
+      continue;
+    overlapping.emplace_back(tg::measure_shape(before.track(e), limits).min_thickness, e);
+  }
+  std::sort(overlapping.begin(), overlapping.end());
+  std::vector<int> picked;
+  for (std::size_t k = 0; k < overlapping.size() && static_cast<int>(k) < std::min(o.tracks, 4); ++k)
+    picked.push_back(overlapping[k].second);
+  const float panel = 300.0f;
+  const int rows = static_cast<int>(picked.size());
+  ex::svg_document svg(static_cast<int>(2 * panel), static_cast<int>(rows * panel + 24.0f));
+  svg.text({6.0f, 17.0f}, 15.0f, "centreline relaxation (bezier, seed " + std::to_string(o.seed) +
+                                      "): the first attempt as drawn (left) and as relaxed (right)");
+  for (int r = 0; r < rows; ++r) {
+    const int e = picked[static_cast<std::size_t>(r)];
+    const float oy = 24.0f + static_cast<float>(r) * panel;
+    draw_track(svg, before.track(e), limits, 0.0f, oy, panel, panel, e, 1, p.half_width);
+    draw_track(svg, after.track(e), limits, panel, oy, panel, panel, e, 1);
+  }
+  const std::string path = o.out + "/relaxation.svg";
+  if (!svg.save(path)) {
+    std::fprintf(stderr, "generator_pictures: cannot write %s\n", path.c_str());
+    return false;
+  }
+  std::printf("%s (envs", path.c_str());
+  for (int e : picked) std::printf(" %d", e);
+  std::printf(")\n");
+  return !picked.empty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,6 +213,7 @@ int main(int argc, char** argv) {
     mix.seed = o.seed;
     for (int f = 0; f < tg::num_generator_families; ++f) mix.generator.weights[f] = 1.0f;
     ok = draw_family("mix", mix, o) && ok;
+    ok = draw_relaxation(o) && ok;
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "generator_pictures: %s\n", e.what());

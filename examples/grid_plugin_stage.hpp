@@ -69,7 +69,7 @@ struct ease_corners {
 
 /// The `track` preset's pipeline with the grid-scope plugin after the spline.
 using eased_pipeline =
-    track_gen::pipeline<track_gen::stages::random_polar, track_gen::stages::repulsive, track_gen::stages::catmull_rom,
+    track_gen::pipeline<track_gen::stages::random_polar, track_gen::stages::polygon_separation, track_gen::stages::catmull_rom,
                         ease_corners, track_gen::stages::resample, track_gen::stages::frames,
                         track_gen::stages::checkpoints, track_gen::stages::validate>;
 

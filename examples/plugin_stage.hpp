@@ -62,7 +62,7 @@ struct smooth_radii {
 
 /// The `track` preset's pipeline with the plugin after random_polar.
 using smoothed_pipeline =
-    track_gen::pipeline<track_gen::stages::random_polar, smooth_radii, track_gen::stages::repulsive,
+    track_gen::pipeline<track_gen::stages::random_polar, smooth_radii, track_gen::stages::polygon_separation,
                         track_gen::stages::catmull_rom, track_gen::stages::resample, track_gen::stages::frames,
                         track_gen::stages::checkpoints, track_gen::stages::validate>;
 

@@ -145,7 +145,7 @@ def random_polar(u, shape_u):
 
 
 def repulse_iteration(p, running):
-    """One iteration of stages::repulsive for every row; rows whose overlap is below the
+    """One iteration of stages::polygon_separation for every row; rows whose overlap is below the
     tolerance stop (running = False) and keep their points. Returns (points, running)."""
     m = p.shape[1]
     idx = torch.arange(m, device=p.device)

@@ -145,6 +145,11 @@ inline void check_gate_sequence_params(const track_params& p) {
                                                      "weight or choose another family")
                                        : std::string("use presets::gate_course_pipeline for it")));
   }
+  if (p.relaxation.max_iterations > 0)
+    throw std::invalid_argument("track_gen: gate_sequences: track_params.relaxation.max_iterations = " +
+                                std::to_string(p.relaxation.max_iterations) +
+                                " turns the centreline relaxation on, which gate sequences do not run (they build "
+                                "no road to relax): set it to 0");
   if (family_in_use(p.generator, generator_family::polar) && p.polar.control_points > gate_sequence_max_anchors)
     throw std::invalid_argument("track_gen: gate_sequences: track_params.polar.control_points = " +
                                 std::to_string(p.polar.control_points) + " is out of range: expected [4, " +
@@ -196,8 +201,9 @@ class gate_sequences {
   /// `stream`, asynchronously, and loads the kernel. Nothing is built yet: call generate().
   /// @throws std::invalid_argument a parameter out of range (the message names it and its
   ///         range), or a family whose anchors are not built here (voronoi, checkpoint,
-  ///         repulsive), or polar.control_points > 256. @throws capture_error `stream` is
-  ///         capturing (this allocates). @throws cuda_error a CUDA call failed.
+  ///         repulsive), polar.control_points > 256, or relaxation.max_iterations > 0.
+  /// @throws capture_error `stream` is capturing (this allocates). @throws cuda_error a CUDA call
+  ///         failed.
   explicit gate_sequences(const track_params& params, stream_type stream = {}) : params_(params) {
     detail::check_gate_sequence_params(params);
     const parts l = layout(params.num_envs, params.gates.max_gates);

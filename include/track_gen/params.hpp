@@ -86,8 +86,8 @@ struct random_polar_params {
   float elevation_max = 0.0f;
 };
 
-/// `stages::repulsive`: bounded relaxation pushing non-adjacent control-polygon segments apart.
-struct repulsive_params {
+/// `stages::polygon_separation`: bounded relaxation pushing non-adjacent control-polygon segments apart.
+struct polygon_separation_params {
   /// Target clearance [m], in [0, 1e6], between a control point and every polygon segment that
   /// is not one of its near neighbours (the segments incident to it and to its neighbours; for
   /// a family refined by r rounds of corner cutting, 2^r segments on either side).
@@ -207,7 +207,7 @@ struct voronoi_params {
 /// 0.4 m turn radius of validation, so the spline through the walk stays within it) and half the
 /// heading error corrected per step follow the checkpoints without circling them; a closure boost
 /// of 2 turns the walk back onto its start; a control point every 1.25 m (5 steps) keeps points
-/// about 1 m or more apart, as stages::repulsive expects; 960 steps are two laps of the longest
+/// about 1 m or more apart, as stages::polygon_separation expects; 960 steps are two laps of the longest
 /// loops; 4 candidates, the first closed and uncrossed one of the lowest compactness winning,
 /// cost 4 walks per attempt, and 99.9 % of first attempts pass validation.
 struct checkpoint_params {
@@ -256,7 +256,7 @@ struct bezier_params {
   int layout = 1;
   /// Least distance between two corners [m], in [0, 1e6]: closer candidates are drawn again
   /// (8 tries, then the corner is dropped). 3 m keeps the bends between corners wide enough for
-  /// the 0.4 m turn radius in half the attempts, and leaves stages::repulsive little to push: at
+  /// the 0.4 m turn radius in half the attempts, and leaves stages::polygon_separation little to push: at
   /// 2.5 m its pushes left kinks between samples in 1 track of 1,000 (a spacing error of the
   /// resampled centreline beyond 1 %).
   float min_corner_distance = 3.0f;
@@ -276,7 +276,7 @@ struct bezier_params {
   float handle_clamp = 0.4f;
   /// Control points sampled per Bezier piece (at t = j / samples_per_piece), in [1, 16]. 4 keeps
   /// the Catmull-Rom spline close to the Bezier curve at sharp corners (51 % of attempts pass
-  /// validation, 36 % at 3) with points about 1 m apart, as stages::repulsive expects.
+  /// validation, 36 % at 3) with points about 1 m apart, as stages::polygon_separation expects.
   int samples_per_piece = 4;
 };
 
@@ -311,7 +311,7 @@ struct hull_params {
   int convex = 0;
   /// Passes of Chaikin corner cutting of the 2 x corners points, in [0, 3]; each doubles the
   /// control points. 1 rounds the polygon's corners enough for the 0.4 m turn radius. From 2 on
-  /// the control points come closer than repulsive.clearance (1.5 m): lower it (0.75 m) or
+  /// the control points come closer than polygon_separation.clearance (1.5 m): lower it (0.75 m) or
   /// the relaxation kinks the polygon between the resampled samples.
   int chaikin_passes = 1;
 };
@@ -458,6 +458,33 @@ struct gate_course_params {
   int align = 0;
 };
 
+/// `stages::centreline_relaxation`: XPBD-style relaxation of a random attempt that would fail
+/// validation on its shape (the seed system's `relax_*` parameters; its defaults, except that
+/// the stage is off unless a pipeline's preset turns it on: docs/generators.md, "Relaxation").
+struct relaxation_params {
+  /// Sweep bound, in [0, 1000]; 0 turns the stage off (relax_iters).
+  int max_iterations = 0;
+  /// How far past validation's thresholds the sweeps aim, as a fraction, in [0, 1]: separation
+  /// target c (1 + margin), radius target r (1 + margin) (relax_margin).
+  float margin = 0.15f;
+  /// Scale of the averaged separation push, in [0, 2] (relax_sep_relax).
+  float separation_weight = 1.0f;
+  /// Scale of the edge-length correction toward L / N, in [0, 2] (relax_spc_relax).
+  float spacing_weight = 1.0f;
+  /// Scale of the bending guard's pull toward the neighbours' midpoint, in [0, 10]
+  /// (relax_bend_relax).
+  float bending_weight = 1.5f;
+  /// Spectral radius estimate of the Chebyshev acceleration, in [0, 0.999]; 0 leaves the sweeps
+  /// unaccelerated (relax_cheby_rho; relax_accel = "none" is 0).
+  float chebyshev_rho = 0.98f;
+  /// Under-relaxation of the accelerated sweeps, in (0, 1] (relax_cheby_gamma).
+  float chebyshev_gamma = 0.9f;
+  /// Plain sweeps before the acceleration starts, in [0, 1000] (relax_cheby_start).
+  int chebyshev_start = 8;
+  /// Shrink-free Taubin smoothing passes after the sweeps, in [0, 100] (relax_smooth_passes).
+  int smoothing_passes = 5;
+};
+
 /// Everything that defines a batch of tracks. Build one with `presets::track(num_envs)` and
 /// change what you need.
 struct track_params {
@@ -478,7 +505,7 @@ struct track_params {
 
   generator_params generator;
   random_polar_params polar;
-  repulsive_params repulsive;
+  polygon_separation_params polygon_separation;
   spline_params spline;
   validate_params validate;
   dense_repulsive_params dense_repulsive;
@@ -488,6 +515,7 @@ struct track_params {
   bezier_params bezier;
   hull_params hull;
   repulsive_growth_params repulsive_growth;
+  relaxation_params relaxation;
   elevation_params elevation;
   gate_course_params gates;
 };
@@ -495,7 +523,7 @@ struct track_params {
 /// What a parameter set costs, before anything is built (`track_gen::estimate_cost`).
 struct cost_estimate {
   /// Worst-case operations to generate one track: every attempt failing (validate.max_attempts
-  /// attempts of repulsive.max_iterations x polar.control_points^2 point-segment tests, the dense
+  /// attempts of polygon_separation.max_iterations x polar.control_points^2 point-segment tests, the dense
   /// samples, and the clearance test's num_samples^2 / 2 segment pairs), the fallback, and the
   /// dense_repulsive stage's max_windows x iterations_per_window x (dense samples)^2 pair tests
   /// when it is on. Compared with budget_params::operations_per_track.

@@ -94,6 +94,27 @@ int stage_dense_samples(const track_params& p) {
     return -1;
 }
 
+/// The dense scratch samples a stage of another role needs for `p` (its max_dense_samples, e.g.
+/// stages::centreline_relaxation's second buffer); -1 for generate stages and stages that do not say.
+template <class Stage>
+int stage_scratch_samples(const track_params& p) {
+  if constexpr (Stage::role != stage_role::generate && has_dense_samples<Stage>::value)
+    return Stage::max_dense_samples(p);
+  else
+    return -1;
+}
+
+/// Whether every stages::centreline_relaxation of the pack directly follows stages::frames (it
+/// reads the frames' curvature and redoes them).
+template <class... Stages>
+constexpr bool relaxation_well_placed() {
+  constexpr bool relaxation[] = {std::is_same_v<Stages, stages::centreline_relaxation>..., false};
+  constexpr bool frames[] = {std::is_same_v<Stages, stages::frames>..., false};
+  for (int i = 0; i < static_cast<int>(sizeof...(Stages)); ++i)
+    if (relaxation[i] && (i == 0 || !frames[i - 1])) return false;
+  return true;
+}
+
 /// Index of the first grid-scope stage of the pack (the pack size if none).
 template <class... Stages>
 constexpr int first_grid_index() {
@@ -149,6 +170,12 @@ struct pipeline {
   /// g L / G) when stages::checkpoints places them; otherwise (stages::gate_checkpoints: at the
   /// anchors, or a stage of the user's) anchored, which suits any ascending arc lengths.
   static constexpr bool gates_evenly_spaced = (std::is_same_v<Stages, stages::checkpoints> || ...);
+  /// Whether the pipeline relaxes failing attempts (stages::centreline_relaxation): the stored
+  /// status then says which accepted tracks it moved (status::relaxed).
+  static constexpr bool relaxes_centreline = (std::is_same_v<Stages, stages::centreline_relaxation> || ...);
+  static_assert(detail::relaxation_well_placed<Stages...>(),
+                "stages::centreline_relaxation reads the curvature stages::frames computes and recomputes the "
+                "frames after it moves the samples: put it directly after stages::frames.");
 
   /// The most control points the pipeline's generate stages write for a random track of `p`
   /// (each stage's own `max_control_points(p)`: stages::random_family's counts only the families
@@ -167,7 +194,10 @@ struct pipeline {
   static int max_dense_samples(const track_params& p) {
     int most = -1;
     ((most = std::max(most, detail::stage_dense_samples<Stages>(p))), ...);
-    return most < 0 ? max_control_points(p) * p.spline.samples_per_segment : most;
+    if (most < 0) most = max_control_points(p) * p.spline.samples_per_segment;
+    // Stages after the spline that keep a buffer in the dense samples' region.
+    ((most = std::max(most, detail::stage_scratch_samples<Stages>(p))), ...);
+    return most;
   }
 
   /// Position of the grid-scope stage in the pack (the pack size when there is none).

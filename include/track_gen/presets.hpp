@@ -11,7 +11,7 @@ namespace track_gen::presets {
 
 /// The pipeline of the random `track` preset (docs/generators.md): random polar control points
 /// (`track_params::generator` must select polar: use family_pipeline for the other families).
-using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::resample,
+using track_pipeline = pipeline<stages::random_polar, stages::polygon_separation, stages::catmull_rom, stages::resample,
                                 stages::frames, stages::checkpoints, stages::validate>;
 
 /// The `track` preset's pipeline with stages::random_family as its generate stage: every
@@ -21,7 +21,7 @@ using track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages:
 /// holds every family's code, which costs the batches that only draw polar tracks: at its
 /// 72-register cap it spills where track_pipeline's kernel does not, and the same polar tracks
 /// take 2.4x as long (docs/performance-log.md, entries 12 and 24).
-using family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom, stages::resample,
+using family_pipeline = pipeline<stages::random_family, stages::polygon_separation, stages::catmull_rom, stages::resample,
                                  stages::frames, stages::checkpoints, stages::validate>;
 
 /// family_pipeline with stages::random_any_family: every family, the repulsive growth included
@@ -30,8 +30,17 @@ using family_pipeline = pipeline<stages::random_family, stages::repulsive, stage
 /// family_pipeline's where that pipeline can draw them. Its kernel has the growth's register
 /// bound (stages::repulsive_growth::generate_threads_per_sm: 128 a thread, 8 blocks of 64 an
 /// SM), which the other families' tracks get too (their speed through it: not measured yet).
-using any_family_pipeline = pipeline<stages::random_any_family, stages::repulsive, stages::catmull_rom,
+using any_family_pipeline = pipeline<stages::random_any_family, stages::polygon_separation, stages::catmull_rom,
                                      stages::resample, stages::frames, stages::checkpoints, stages::validate>;
+
+/// any_family_pipeline with stages::centreline_relaxation after the frames: attempts that would
+/// fail validation on their shape are relaxed instead of drawn again when
+/// `relaxation.max_iterations` > 0 (docs/generators.md, "Relaxation"); with it 0, the tracks are
+/// any_family_pipeline's bit for bit. A pipeline of its own because the stage's code made the
+/// any-family kernel spill more (docs/performance-log.md, entry 36).
+using relaxed_family_pipeline = pipeline<stages::random_any_family, stages::polygon_separation, stages::catmull_rom,
+                                         stages::resample, stages::frames, stages::centreline_relaxation,
+                                         stages::checkpoints, stages::validate>;
 
 /// family_pipeline with one family's own generate stage in place of stages::random_family
 /// (FamilyStage: stages::bezier_corners, hull_corners, voronoi_sites, checkpoint_walk or
@@ -40,11 +49,11 @@ using any_family_pipeline = pipeline<stages::random_any_family, stages::repulsiv
 /// for bit on the host, in a kernel that holds only that family's code (construction refuses
 /// any other selection). A batch of one family runs faster through it (docs/performance-log.md,
 /// entry 26); family_pipeline remains the pipeline of mixes. It relaxes with
-/// stages::repulsive_listed where `FamilyStage::long_relaxation` (hull, voronoi: the same control
-/// points, faster where the relaxation runs many iterations; entry 34), else stages::repulsive.
+/// stages::polygon_separation_listed where `FamilyStage::long_relaxation` (hull, voronoi: the same control
+/// points, faster where the relaxation runs many iterations; entry 34), else stages::polygon_separation.
 template <class FamilyStage>
 using one_family_pipeline =
-    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation, stages::repulsive_listed, stages::repulsive>,
+    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation, stages::polygon_separation_listed, stages::polygon_separation>,
              stages::catmull_rom, stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
 using hull_pipeline = one_family_pipeline<stages::hull_corners>;
@@ -58,7 +67,7 @@ using repulsive_pipeline = one_family_pipeline<stages::repulsive_growth>;
 /// profiles (random_polar_params), give centrelines of roughly 36-56 m (accepted 10-60 m) shaped
 /// as peanuts, kidneys, L- and Y-shapes rather than blobs; half-width 0.3 m fits a 1:10 RC car
 /// with room to overtake nothing; minimum turn radius 0.4 m is about the tightest turn of such
-/// a car at low speed; the repulsive stage keeps control points 1.5 m from non-adjacent polygon sides so that the
+/// a car at low speed; the polygon separation stage keeps control points 1.5 m from non-adjacent polygon sides so that the
 /// spline leaves room for two track widths (2 * 0.3 m + 0.1 m margin); 256 samples give about
 /// 0.1-0.2 m between samples; 16 attempts before the ellipse fallback.
 inline track_params track(int num_envs) {
@@ -75,7 +84,7 @@ inline track_params drone_track(int num_envs) {
   p.polar.elevation_max = 2.5f;
   p.half_width = 0.5f;
   p.gate_half_height = 0.5f;
-  p.repulsive.clearance = 2.0f;
+  p.polygon_separation.clearance = 2.0f;
   return p;
 }
 
@@ -84,21 +93,28 @@ inline track_params drone_track(int num_envs) {
 /// plan-view arc length, `track_params::elevation` (docs/shapes.md, "Elevation profiles"). With
 /// the flat profile (the default) its tracks are track_pipeline's bit for bit. A pipeline of its
 /// own so that track_pipeline's kernel keeps its code.
-using elevated_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom,
+using elevated_track_pipeline = pipeline<stages::random_polar, stages::polygon_separation, stages::catmull_rom,
                                          stages::elevation_profile, stages::resample, stages::frames,
                                          stages::checkpoints, stages::validate_grade>;
 
 /// family_pipeline with the elevation stages (as elevated_track_pipeline): the pipeline of the
 /// Python course. With the flat profile its tracks are family_pipeline's bit for bit.
-using elevated_family_pipeline = pipeline<stages::random_family, stages::repulsive, stages::catmull_rom,
+using elevated_family_pipeline = pipeline<stages::random_family, stages::polygon_separation, stages::catmull_rom,
                                           stages::elevation_profile, stages::resample, stages::frames,
                                           stages::checkpoints, stages::validate_grade>;
 
 /// elevated_family_pipeline with stages::random_any_family (as any_family_pipeline): the Python
 /// course's pipeline when a batch can draw the repulsive family.
-using elevated_any_family_pipeline = pipeline<stages::random_any_family, stages::repulsive, stages::catmull_rom,
+using elevated_any_family_pipeline = pipeline<stages::random_any_family, stages::polygon_separation, stages::catmull_rom,
                                               stages::elevation_profile, stages::resample, stages::frames,
                                               stages::checkpoints, stages::validate_grade>;
+
+/// elevated_any_family_pipeline with stages::centreline_relaxation (as relaxed_family_pipeline):
+/// the Python course's pipeline when a batch turns the relaxation on.
+using elevated_relaxed_family_pipeline =
+    pipeline<stages::random_any_family, stages::polygon_separation, stages::catmull_rom, stages::elevation_profile,
+             stages::resample, stages::frames, stages::centreline_relaxation, stages::checkpoints,
+             stages::validate_grade>;
 
 /// A drone course for `elevated_track_pipeline`: as `drone_track`, with level control points and
 /// a random-walk profile in [0.5, 2.5] m through 10 knots (one every 4-6 m of these 36-58 m
@@ -179,7 +195,7 @@ inline track_params gate_course(int num_envs) {
 
 /// The pipeline of `long_track`: the `track` pipeline with stages::dense_repulsive (grid scope)
 /// between the spline and the resampling.
-using long_track_pipeline = pipeline<stages::random_polar, stages::repulsive, stages::catmull_rom, stages::dense_repulsive,
+using long_track_pipeline = pipeline<stages::random_polar, stages::polygon_separation, stages::catmull_rom, stages::dense_repulsive,
                                      stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 
 /// A full-size circuit (use with `long_track_pipeline`): 1-3 km long, 12 m wide, 2048 samples.
@@ -205,8 +221,8 @@ inline track_params long_track(int num_envs) {
   p.polar.angle_jitter = 0.5f;
   p.polar.lobe_amplitude_min = 0.0f;  // the band alone: lengths stay in the 1.8-1.9 km measured below
   p.polar.lobe_amplitude_max = 0.0f;
-  p.repulsive.clearance = 60.0f;
-  p.repulsive.tolerance = 0.05f;
+  p.polygon_separation.clearance = 60.0f;
+  p.polygon_separation.tolerance = 0.05f;
   p.spline.samples_per_segment = 64;
   p.validate.length_min = 800.0f;
   p.validate.length_max = 3000.0f;

@@ -15,6 +15,7 @@
 /// skip policy, for stages spanning several blocks) is described in grid_scope.hpp;
 /// stages::dense_repulsive is one.
 
+#include <track_gen/detail/stages/centreline_relaxation.hpp>
 #include <track_gen/detail/stages/dense_repulsive.hpp>
 #include <track_gen/detail/stages/elevation.hpp>
 #include <track_gen/detail/stages/gate_course.hpp>

@@ -27,8 +27,9 @@ inline constexpr std::uint32_t fail_curvature = 1u << 6;
 inline constexpr std::uint32_t fail_clearance = 1u << 7;
 /// Consecutive samples were not L/N apart within 5% (a loop between samples).
 inline constexpr std::uint32_t fail_spacing = 1u << 16;
-/// A grid-scope stage (e.g. stages::dense_repulsive) moved the track and the result passed
-/// validation: the stored track is the relaxed one.
+/// A relaxation moved the track and the result passed validation: the stored track is the
+/// relaxed one (a grid-scope stage such as stages::dense_repulsive, or
+/// stages::centreline_relaxation on the accepted attempt).
 inline constexpr std::uint32_t relaxed = 1u << 17;
 /// A grid-scope stage moved the track but the result failed validation: the stored track is
 /// the one before the stage (rebuilt from the same random streams), still valid.

@@ -5,8 +5,10 @@
 //
 // One py_course<Backend> serves both backends: backend_traits<Backend> says where its tensors
 // live, which stream a call runs on and how the step's 0/1 columns are filled. Each course picks
-// one of three course types from its parameters (the track pipeline, the family pipeline with
-// elevation when the parameters need it: make_course; the gate-course pipeline), all with
+// one of five course types from its parameters (the track pipeline, the family pipeline with
+// elevation when the parameters need it, the any-family one when they draw the repulsive family,
+// the relaxed one when they turn the centreline relaxation on: make_course; the gate-course
+// pipeline), all with
 // ownership::anchored so that the tensors handed to Python keep the memory alive. What the
 // Python layer decides at run time (inside track_gen.interop.torch.registered: conditional
 // recording, the capture mode of the library's own captures) is passed per regenerate call and
@@ -115,13 +117,15 @@ struct backend_traits<tg::backend::cuda> {
 };
 #endif
 
-/// True when `params` draws every env from polar with a flat elevation profile: what
-/// presets::track_pipeline builds, bit for bit, as elevated_family_pipeline would. Python's
-/// presets take generator=, generator_weights= and elevation=, which need the family pipeline
-/// with the elevation stages; its kernel carries every family's code (a 3.2 KB stack frame per
-/// thread) and takes 2.4x the track pipeline's time for the same polar tracks
-/// (docs/performance-log.md, entry 14).
+/// True when `params` draws every env from polar with a flat elevation profile and the
+/// centreline relaxation off: what presets::track_pipeline builds, bit for bit, as
+/// elevated_family_pipeline would. Python's presets take generator=, generator_weights= and
+/// elevation=, which need the family pipeline with the elevation stages; its kernel carries every
+/// family's code (a 3.2 KB stack frame per thread) and takes 2.4x the track pipeline's time for
+/// the same polar tracks (docs/performance-log.md, entry 14). relaxation.max_iterations > 0 needs
+/// stages::centreline_relaxation, which only the any-family pipelines hold (make_course).
 inline bool track_pipeline_suffices(const tg::track_params& params) {
+  if (params.relaxation.max_iterations > 0) return false;
   for (float w : params.generator.weights)
     if (w > 0.0f) return false;
   return params.generator.family == tg::generator_family::polar && params.elevation.profile == tg::elevation_kind::flat;
@@ -215,15 +219,23 @@ std::unique_ptr<any_course<Backend>> make_course(const tg::track_params& params,
   using fast_course = tg::course<tg::presets::track_pipeline, policy>;
   using family_course = tg::course<tg::presets::elevated_family_pipeline, policy>;
   using any_family_course = tg::course<tg::presets::elevated_any_family_pipeline, policy>;
+  using relaxed_course = tg::course<tg::presets::elevated_relaxed_family_pipeline, policy>;
   bool suffices = track_pipeline_suffices(params);
   bool growth = tg::detail::family_in_use(params.generator, tg::generator_family::repulsive);
+  bool relaxes = params.relaxation.max_iterations > 0;
   if (variants != nullptr)
     for (const tg::track_params& v : variants->variants) {
       suffices = suffices && track_pipeline_suffices(v);
       growth = growth || tg::detail::family_in_use(v.generator, tg::generator_family::repulsive);
+      relaxes = relaxes || v.relaxation.max_iterations > 0;
     }
   if (suffices)
     return std::make_unique<course_holder<Backend, fast_course>>("track_pipeline", params, std::forward<Args>(args)...);
+  // stages::centreline_relaxation (relaxation.max_iterations > 0, of the batch or of any
+  // variant) is a stage of the relaxed pipelines only (every family, the repulsive one included).
+  if (relaxes)
+    return std::make_unique<course_holder<Backend, relaxed_course>>("elevated_relaxed_family_pipeline", params,
+                                                                    std::forward<Args>(args)...);
   // The repulsive family's flow has a kernel of its own (stages::basic_random_family says why).
   if (growth)
     return std::make_unique<course_holder<Backend, any_family_course>>("elevated_any_family_pipeline", params,
@@ -248,7 +260,7 @@ struct field {
 inline const std::vector<field<int>>& int_fields() {
   static const std::vector<field<int>> f = {
       TG_FIELD(int, num_samples),          TG_FIELD(int, polar.control_points),
-      TG_FIELD(int, repulsive.max_iterations), TG_FIELD(int, spline.samples_per_segment),
+      TG_FIELD(int, polygon_separation.max_iterations), TG_FIELD(int, spline.samples_per_segment),
       TG_FIELD(int, validate.max_attempts),
       TG_FIELD(int, voronoi.control_points), TG_FIELD(int, voronoi.chaikin_rounds),
       TG_FIELD(int, checkpoint.checkpoints), TG_FIELD(int, checkpoint.max_steps), TG_FIELD(int, checkpoint.candidates),
@@ -262,6 +274,8 @@ inline const std::vector<field<int>>& int_fields() {
       TG_FIELD(int, elevation.knots), TG_FIELD(int, elevation.harmonics),
       TG_FIELD(int, gates.ordering), TG_FIELD(int, gates.min_gates), TG_FIELD(int, gates.max_gates),
       TG_FIELD(int, gates.spacing_iterations), TG_FIELD(int, gates.align),
+      TG_FIELD(int, relaxation.max_iterations), TG_FIELD(int, relaxation.chebyshev_start),
+      TG_FIELD(int, relaxation.smoothing_passes),
   };
   return f;
 }
@@ -272,8 +286,8 @@ inline const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, polar.radius_min),   TG_FIELD(float, polar.radius_max),
       TG_FIELD(float, polar.angle_jitter), TG_FIELD(float, polar.lobe_amplitude_min),
       TG_FIELD(float, polar.lobe_amplitude_max), TG_FIELD(float, polar.elevation_min),
-      TG_FIELD(float, polar.elevation_max), TG_FIELD(float, repulsive.clearance),
-      TG_FIELD(float, repulsive.smoothing), TG_FIELD(float, repulsive.tolerance),
+      TG_FIELD(float, polar.elevation_max), TG_FIELD(float, polygon_separation.clearance),
+      TG_FIELD(float, polygon_separation.smoothing), TG_FIELD(float, polygon_separation.tolerance),
       TG_FIELD(float, validate.length_min), TG_FIELD(float, validate.length_max),
       TG_FIELD(float, validate.turn_radius_min), TG_FIELD(float, validate.clearance_margin),
       TG_FIELD(float, budget.operations_per_track), TG_FIELD(float, budget.bytes_per_env),
@@ -297,6 +311,9 @@ inline const std::vector<field<float>>& float_fields() {
       TG_FIELD(float, repulsive_growth.length_weight), TG_FIELD(float, repulsive_growth.stall_area_tolerance),
       TG_FIELD(float, elevation.z_min), TG_FIELD(float, elevation.z_max), TG_FIELD(float, elevation.max_grade),
       TG_FIELD(float, gates.min_spacing),
+      TG_FIELD(float, relaxation.margin), TG_FIELD(float, relaxation.separation_weight),
+      TG_FIELD(float, relaxation.spacing_weight), TG_FIELD(float, relaxation.bending_weight),
+      TG_FIELD(float, relaxation.chebyshev_rho), TG_FIELD(float, relaxation.chebyshev_gamma),
   };
   return f;
 }
@@ -740,8 +757,8 @@ class py_course {
   int max_gates() const { return course_->max_gates(); }
   float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
   int device() const { return device_; }
-  /// "track_pipeline", "elevated_family_pipeline" or "elevated_any_family_pipeline": the pipeline
-  /// make_course chose.
+  /// "track_pipeline", "elevated_family_pipeline", "elevated_any_family_pipeline" or
+  /// "elevated_relaxed_family_pipeline": the pipeline make_course chose.
   std::string pipeline() const { return course_->pipeline_name(); }
   py::dict params() const { return params_dict(course_->params()); }
 

@@ -24,12 +24,114 @@ def test_generator_names_flatten_without_the_extension():
     assert presets.track(4, repulsive_deactivate_obstacles=False).overrides["repulsive_growth.deactivate_obstacles"] == 0
     with pytest.raises(ValueError, match="repulsive_growth.points"):
         presets.track(4, repulsive_stages=(64, 128, 256))
+    # The control polygon's push was `repulsive` before it was renamed: its old names say the new one.
+    assert presets.track(4, polygon_separation={"clearance": 2.0}).overrides["polygon_separation.clearance"] == 2.0
+    with pytest.raises(ValueError, match="now 'polygon_separation.clearance'"):
+        presets.track(4, repulsive__clearance=2.0)
+    with pytest.raises(ValueError, match="now 'polygon_separation'"):
+        presets.track(4, repulsive={"max_iterations": 0})
     with pytest.raises(TypeError, match="'generator' must be a family name"):
         presets.track(4, generator=3)
     with pytest.raises(TypeError, match="generator_weights"):
         presets.track(4, generator_weights=[1.0, 2.0])
     with pytest.raises(TypeError, match="must be a number"):
         presets.track(4, generator_weights={"hull": "a lot"})
+
+
+def test_relaxation_names_flatten_without_the_extension():
+    """The centreline relaxation's parameters under our names and the seed system's relax_*
+    names; its switches (relax_enable, relax_accel, relax_solver) and the names with no
+    counterpart here."""
+    p = presets.track(4, relaxation={"max_iterations": 20, "margin": 0.1})
+    assert p.overrides["relaxation.max_iterations"] == 20 and p.overrides["relaxation.margin"] == 0.1
+    assert presets.track(4, relaxation__bending_weight=2.0).overrides["relaxation.bending_weight"] == 2.0
+    seed = {"relax_iters": ("max_iterations", 40), "relax_margin": ("margin", 0.2),
+            "relax_sep_relax": ("separation_weight", 0.8), "relax_spc_relax": ("spacing_weight", 0.7),
+            "relax_bend_relax": ("bending_weight", 1.2), "relax_cheby_rho": ("chebyshev_rho", 0.95),
+            "relax_cheby_gamma": ("chebyshev_gamma", 0.8), "relax_cheby_start": ("chebyshev_start", 4),
+            "relax_smooth_passes": ("smoothing_passes", 3)}
+    p = presets.track(4, **{name: value for name, (_, value) in seed.items()})
+    for name, (field, value) in seed.items():
+        assert p.overrides[f"relaxation.{field}"] == value, name
+        assert p.given_as[f"relaxation.{field}"] == name  # an error names what the caller wrote
+    assert "relax_iters" not in p.overrides
+    # relax_enable: True turns on the seed system's 50 sweeps unless their number is given too;
+    # False turns the stage off, whatever relax_iters says.
+    p = presets.track(4, relax_enable=True)
+    assert p.overrides["relaxation.max_iterations"] == 50 and "relax_enable" not in p.overrides
+    assert p.given_as["relaxation.max_iterations"] == "relax_enable"
+    for given in ({"relax_iters": 80}, {"relaxation": {"max_iterations": 80}}, {"relaxation__max_iterations": 80}):
+        assert presets.track(4, relax_enable=True, **given).overrides["relaxation.max_iterations"] == 80, given
+        assert presets.track(4, **given, relax_enable=True).overrides["relaxation.max_iterations"] == 80, given
+    assert presets.track(4, relax_enable=True, relax_iters=80).given_as["relaxation.max_iterations"] == "relax_iters"
+    assert presets.track(4, relax_enable=False).overrides["relaxation.max_iterations"] == 0
+    p = presets.track(4, relax_iters=80, relax_enable=False)
+    assert p.overrides["relaxation.max_iterations"] == 0
+    assert p.given_as["relaxation.max_iterations"] == "relax_enable"
+    assert presets.gate_course(4, relax_enable=False).overrides["relaxation.max_iterations"] == 0
+    with pytest.raises(TypeError, match="'relax_enable'.*must be a bool"):
+        presets.track(4, relax_enable=1)
+    with pytest.raises(TypeError, match="'relax_enable'.*must be a bool"):
+        presets.track(4, relax_enable="yes")
+    # relax_accel: "chebyshev" (our default) sets nothing; "none" is no acceleration, rho 0.
+    assert "relaxation.chebyshev_rho" not in presets.track(4, relax_accel="chebyshev").overrides
+    p = presets.track(4, relax_accel="none", relax_cheby_rho=0.9)
+    assert p.overrides["relaxation.chebyshev_rho"] == 0.0
+    assert p.given_as["relaxation.chebyshev_rho"] == "relax_accel"
+    assert presets.track(4, relax_accel="chebyshev", relax_cheby_rho=0.9).overrides["relaxation.chebyshev_rho"] == 0.9
+    for accel in ("anderson", "Chebyshev", None, 0):
+        with pytest.raises(ValueError, match="'relax_accel'.*'chebyshev'.*'none'"):
+            presets.track(4, relax_accel=accel)
+    # relax_solver: only the seed system's default, XPBD, exists here.
+    assert dict(presets.track(4, relax_solver="xpbd").overrides) == {"seed": 0}
+    for solver in ("energy", "tp_sobolev", None):
+        with pytest.raises(ValueError, match="'relax_solver'.*only 'xpbd' exists"):
+            presets.track(4, relax_solver=solver)
+    # The seed system's names with no counterpart, each refused with the reason.
+    refused = {"relax_band": r"validation's own: pi \* max\(validate.turn_radius_min, c / 2\) of arc.*not settable",
+               "relax_tol": "validation's thresholds are exact.*validate.clearance_margin and validate.turn_radius_min",
+               "relax_sep_every": "no candidate cache.*exact chord bound",
+               "relax_sep_cache_slots": "no candidate cache.*exact chord bound",
+               "relax_sep_cache_skin": "no candidate cache.*exact chord bound",
+               "relax_smooth_spacing_iters": "resampled at uniform arc length, so no spacing polish"}
+    for name, reason in refused.items():
+        with pytest.raises(ValueError, match=f"'{name}' \\(a seed-system name\\) has no counterpart.*{reason}"):
+            presets.track(4, **{name: 3})
+
+
+@pytest.mark.cpu
+def test_relaxation_repairs_failing_attempts_and_leaves_passing_ones_bit_for_bit():
+    """bezier at seed 3 relaxes about a quarter of its envs; every track is valid, and an env
+    whose first attempt passes without the relaxation is the same track, bit for bit, with it."""
+    import torch
+    from track_gen.course import Course, status_bits
+    bits = status_bits()
+    on = Course.track(presets.track(64, device="cpu", seed=3, generator="bezier", relax_iters=50))
+    off = Course.track(presets.track(64, device="cpu", seed=3, generator="bezier", relax_enable=False))
+    assert on.pipeline == "elevated_relaxed_family_pipeline" and off.pipeline == "elevated_family_pipeline"
+    assert on.params.resolved()["relaxation.max_iterations"] == 50
+    assert off.params.resolved()["relaxation.max_iterations"] == 0
+    status_on, status_off = on.tracks.status, off.tracks.status
+    assert ((status_on & bits["valid"]) != 0).all()
+    relaxed = (status_on & bits["relaxed"]) != 0
+    assert relaxed.any()
+    assert not ((status_off & bits["relaxed"]) != 0).any()
+    first = ((status_off & bits["attempts_mask"]) >> 8) == 1
+    assert first.any()
+    assert not relaxed[first].any()
+    assert torch.equal(on.tracks.position[first], off.tracks.position[first])
+    assert torch.equal(status_on[first], status_off[first])
+
+
+@pytest.mark.cpu
+def test_gate_courses_refuse_the_relaxation():
+    """The gate-course pipeline has no stages::centreline_relaxation: turning it on is an error
+    at construction (C++ check_no_relaxation), naming the seed system's name the caller wrote."""
+    from track_gen.course import Course
+    with pytest.raises(ValueError, match=r"track_params\.relaxation\.max_iterations = 50 turns the centreline "
+                                         r"relaxation on.*given as relax_iters"):
+        Course.gates(presets.gate_course(4, device="cpu", relax_iters=50))
+    Course.gates(presets.gate_course(4, device="cpu", relax_enable=False))  # off: accepted
 
 
 @pytest.mark.gpu

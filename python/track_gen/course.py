@@ -1326,7 +1326,9 @@ class Course:
         construction: ``"track_pipeline"`` when every env draws polar tracks with a flat profile
         (the defaults), ``"gate_course_pipeline"`` for :meth:`gates`, else
         ``"elevated_family_pipeline"`` (any other family, a mix, elevation), or
-        ``"elevated_any_family_pipeline"`` (a batch that can draw the repulsive family).
+        ``"elevated_any_family_pipeline"`` (a batch that can draw the repulsive family), or
+        ``"elevated_relaxed_family_pipeline"`` (a batch that turns the centreline relaxation on:
+        ``relaxation.max_iterations`` > 0, of the batch or of any variant; gate courses refuse it).
         They build the same tracks bit for bit where more than one can; the first the polar
         tracks in about 40 % of the time
         (docs/performance-log.md, entry 14)."""

@@ -1,6 +1,6 @@
 // The cost of a parameter set, stated before building and refused past a documented budget
 // unless the user raises it (issue 17, item 9): legal parameters could cost an hour per env
-// (1024 control points, 1000 repulsive iterations, 255 attempts: 15.7 s per attempt on the CPU),
+// (1024 control points, 1000 polygon separation iterations, 255 attempts: 15.7 s per attempt on the CPU),
 // and gates every 0.1 m of a 1e6 m length_max reserved 320 MB per env for a few hundred gates
 // used. track_gen::estimate_cost states the worst-case operations per track and the bytes per
 // env; construction (and course::required_bytes) refuses a set past track_params.budget with a
@@ -22,12 +22,12 @@ using host_course = tg::course<tg::presets::track_pipeline, tg::host_policy>;
 using long_course = tg::course<tg::presets::long_track_pipeline, tg::host_policy>;
 
 /// The hour per env: 1024 control points (at 8 samples per segment, the most that fit one
-/// block's scratch), 1000 repulsive iterations, 255 attempts.
+/// block's scratch), 1000 polygon separation iterations, 255 attempts.
 tg::track_params hour_per_env() {
   tg::track_params p = tg::presets::track(1);
   p.polar.control_points = 1024;
   p.spline.samples_per_segment = 8;
-  p.repulsive.max_iterations = 1000;
+  p.polygon_separation.max_iterations = 1000;
   p.validate.max_attempts = 255;
   return p;
 }

@@ -107,10 +107,10 @@ std::map<param, setter> setters() {
     p.polar.elevation_max = std::fmax(p.polar.elevation_max, p.polar.elevation_min);
   }};
   m[param::polar_elevation_max] = {[](tg::track_params& p, float&, double v) { p.polar.elevation_max = static_cast<float>(v); }};
-  m[param::repulsive_clearance] = {[](tg::track_params& p, float&, double v) { p.repulsive.clearance = static_cast<float>(v); }};
-  m[param::repulsive_smoothing] = {[](tg::track_params& p, float&, double v) { p.repulsive.smoothing = static_cast<float>(v); }};
-  m[param::repulsive_max_iterations] = {[](tg::track_params& p, float&, double v) { p.repulsive.max_iterations = static_cast<int>(v); }};
-  m[param::repulsive_tolerance] = {[](tg::track_params& p, float&, double v) { p.repulsive.tolerance = static_cast<float>(v); }};
+  m[param::polygon_separation_clearance] = {[](tg::track_params& p, float&, double v) { p.polygon_separation.clearance = static_cast<float>(v); }};
+  m[param::polygon_separation_smoothing] = {[](tg::track_params& p, float&, double v) { p.polygon_separation.smoothing = static_cast<float>(v); }};
+  m[param::polygon_separation_max_iterations] = {[](tg::track_params& p, float&, double v) { p.polygon_separation.max_iterations = static_cast<int>(v); }};
+  m[param::polygon_separation_tolerance] = {[](tg::track_params& p, float&, double v) { p.polygon_separation.tolerance = static_cast<float>(v); }};
   m[param::spline_samples_per_segment] = {[](tg::track_params& p, float&, double v) { p.spline.samples_per_segment = static_cast<int>(v); }};
   m[param::validate_length_min] = {[](tg::track_params& p, float&, double v) {
     p.validate.length_min = static_cast<float>(v);
@@ -202,6 +202,15 @@ std::map<param, setter> setters() {
   TG_FAMILY_SETTER(repulsive_growth, stall_window, int);
   TG_FAMILY_SETTER(repulsive_growth, stall_area_tolerance, float);
   TG_FAMILY_SETTER(repulsive_growth, deactivate_obstacles, int);
+  TG_FAMILY_SETTER(relaxation, max_iterations, int);
+  TG_FAMILY_SETTER(relaxation, margin, float);
+  TG_FAMILY_SETTER(relaxation, separation_weight, float);
+  TG_FAMILY_SETTER(relaxation, spacing_weight, float);
+  TG_FAMILY_SETTER(relaxation, bending_weight, float);
+  TG_FAMILY_SETTER(relaxation, chebyshev_rho, float);
+  TG_FAMILY_SETTER(relaxation, chebyshev_gamma, float);
+  TG_FAMILY_SETTER(relaxation, chebyshev_start, int);
+  TG_FAMILY_SETTER(relaxation, smoothing_passes, int);
   TG_FAMILY_SETTER(elevation, knots, int);
   TG_FAMILY_SETTER(elevation, z_max, float);
   TG_FAMILY_SETTER(elevation, max_grade, float);
@@ -329,7 +338,7 @@ TEST_CASE("params.hpp states each range as the table does") {
   const std::map<std::string, std::string> structs = {{"", "track_params"},
                                                       {"generator", "generator_params"},
                                                       {"polar", "random_polar_params"},
-                                                      {"repulsive", "repulsive_params"},
+                                                      {"polygon_separation", "polygon_separation_params"},
                                                       {"spline", "spline_params"},
                                                       {"validate", "validate_params"},
                                                       {"dense_repulsive", "dense_repulsive_params"},
@@ -339,6 +348,7 @@ TEST_CASE("params.hpp states each range as the table does") {
                                                       {"bezier", "bezier_params"},
                                                       {"hull", "hull_params"},
                                                       {"repulsive_growth", "repulsive_growth_params"},
+                                                      {"relaxation", "relaxation_params"},
                                                       {"elevation", "elevation_params"},
                                                       {"gates", "gate_course_params"}};
   int checked = 0;

@@ -1,7 +1,7 @@
 // The per-track scratch memory (shared memory of one block on the GPU) that make_generator_plan lays out,
 // against the 227 KiB a block may opt into on sm_80 / sm_90 (232,448 bytes; NVIDIA's Hopper and
 // Ampere tuning guides): the presets and large documented parameter values must fit, and the
-// spline's segments share one region with the repulsive stage's partial sums (they are never
+// spline's segments share one region with the polygon separation stage's partial sums (they are never
 // live together), so adding that stage's work split did not shrink what fits.
 #include <doctest/doctest.h>
 
@@ -46,28 +46,28 @@ TEST_CASE("the spline's segments and the repulsive partial sums share one region
   tg::detail::workspace ws{};
   std::vector<unsigned char> base(l.bytes);
   ws.bind_scratch(base.data(), l);
-  CHECK(static_cast<void*>(ws.repulsive) == static_cast<void*>(ws.spline));
+  CHECK(static_cast<void*>(ws.separation) == static_cast<void*>(ws.spline));
   // The region holds the larger of the two: 256 segments of 48 bytes, and 256 points x
-  // repulsive_chunks(256) = 1 partial (a float3) a point.
+  // separation_chunks(256) = 1 partial (a float3) a point.
   const std::size_t region = l.dense - l.spline;
   CHECK(region >= sizeof(tg::detail::spline_segment) * 256);
-  CHECK(region >= sizeof(tg::detail::repulsive_partial) * 256 * tg::detail::repulsive_chunks(256));
-  CHECK(region < sizeof(tg::detail::spline_segment) * 256 + sizeof(tg::detail::repulsive_partial) * 256);
+  CHECK(region >= sizeof(tg::detail::separation_partial) * 256 * tg::detail::separation_chunks(256));
+  CHECK(region < sizeof(tg::detail::spline_segment) * 256 + sizeof(tg::detail::separation_partial) * 256);
 }
 
-TEST_CASE("repulsive_chunks keeps about 128 work items and at most 8 chunks a point") {
+TEST_CASE("separation_chunks keeps about 128 work items and at most 8 chunks a point") {
   for (int m = 4; m <= 1024; ++m) {
-    const int c = tg::detail::repulsive_chunks(m);
+    const int c = tg::detail::separation_chunks(m);
     CHECK(c >= 1);
     CHECK(c <= 8);
     CHECK(m * c <= (m > 128 ? m : 128));
   }
-  CHECK(tg::detail::repulsive_chunks(12) == 8);  // the track preset: the split measured on the H200
+  CHECK(tg::detail::separation_chunks(12) == 8);  // the track preset: the split measured on the H200
 }
 
 namespace {
 template <class Generate>
-using single_family_pipeline = tg::pipeline<Generate, tg::stages::repulsive, tg::stages::catmull_rom, tg::stages::resample,
+using single_family_pipeline = tg::pipeline<Generate, tg::stages::polygon_separation, tg::stages::catmull_rom, tg::stages::resample,
                                             tg::stages::frames, tg::stages::checkpoints, tg::stages::validate>;
 
 /// A generate stage that does not say how many control points it writes (as a user's might not).

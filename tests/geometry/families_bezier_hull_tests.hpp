@@ -7,7 +7,7 @@
 /// (reference_checker.hpp, via random_geometry_tests.hpp's check_snapshot), >= 99.9 % are valid
 /// without the fallback, and the median compactness 4 pi A / P^2, computed here in double
 /// (shoelace area, polyline perimeter) from the stored samples, is below 0.85. Smaller batches
-/// with other options (disc layout, edgy, convex hull, no Chaikin pass, no repulsive stage) must
+/// with other options (disc layout, edgy, convex hull, no Chaikin pass, no polygon separation) must
 /// meet the contract too. Templated over the backend policy; instantiated in
 /// families_bezier_hull_test.cpp (host) and families_bezier_hull_test.cu (CUDA).
 
@@ -137,7 +137,7 @@ TEST_CASE_TEMPLATE_DEFINE("the bezier family meets the geometry contract, the yi
                        p.bezier.samples_per_piece = 3;
                        p.bezier.max_turn = 2.2f;
                      }},
-                    {"no repulsive stage", [](track_params& p) { p.repulsive.max_iterations = 0; }},
+                    {"no polygon separation", [](track_params& p) { p.polygon_separation.max_iterations = 0; }},
                 }));
 }
 
@@ -151,7 +151,7 @@ TEST_CASE_TEMPLATE_DEFINE("the hull family meets the geometry contract, the yiel
                   {"2 Chaikin passes, repulsive clearance 0.75 m",
                    [](track_params& p) {
                      p.hull.chaikin_passes = 2;
-                     p.repulsive.clearance = 0.75f;
+                     p.polygon_separation.clearance = 0.75f;
                    }},
               }));
 }

@@ -31,7 +31,7 @@ namespace tg_test {
 
 /// The `track` preset's pipeline with `Family` as its generate stage.
 template <class Family>
-using pipeline_of = track_gen::pipeline<Family, track_gen::stages::repulsive, track_gen::stages::catmull_rom,
+using pipeline_of = track_gen::pipeline<Family, track_gen::stages::polygon_separation, track_gen::stages::catmull_rom,
                                         track_gen::stages::resample, track_gen::stages::frames,
                                         track_gen::stages::checkpoints, track_gen::stages::validate>;
 

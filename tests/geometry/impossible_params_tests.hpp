@@ -21,14 +21,14 @@
 namespace tg_test {
 
 /// The `track` preset with a 100 m minimum turn radius (impossible under length_max = 60 m).
-/// 8 spline samples per segment and no repulsive relaxation: shapes do not matter when every
+/// 8 spline samples per segment and no polygon separation: shapes do not matter when every
 /// candidate fails the curvature test, and this keeps the host backend's runs to seconds.
 inline track_gen::track_params impossible_params(int num_envs, int max_attempts) {
   track_gen::track_params p = track_gen::presets::track(num_envs);
   p.validate.turn_radius_min = 100.0f;
   p.validate.max_attempts = max_attempts;
   p.spline.samples_per_segment = 8;
-  p.repulsive.max_iterations = 0;
+  p.polygon_separation.max_iterations = 0;
   return p;
 }
 

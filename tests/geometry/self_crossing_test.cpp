@@ -84,7 +84,7 @@ struct recording_validate {
                           cheap_tests_pass && sample_pairs_clear(ws, p), ws.valid});
   }
 };
-using recording_pipeline = tg::pipeline<tg::stages::random_polar, tg::stages::repulsive, tg::stages::catmull_rom,
+using recording_pipeline = tg::pipeline<tg::stages::random_polar, tg::stages::polygon_separation, tg::stages::catmull_rom,
                                         tg::stages::resample, tg::stages::frames, tg::stages::checkpoints,
                                         recording_validate>;
 

@@ -308,8 +308,8 @@ TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the
                           {"validate.max_attempts", "[1, 255]"});
   expect_invalid_argument(with([](tg::track_params& p) { p.validate.max_attempts = 256; }),
                           {"validate.max_attempts", "[1, 255]"});
-  expect_invalid_argument(with([](tg::track_params& p) { p.repulsive.max_iterations = -1; }),
-                          {"repulsive.max_iterations", "[0, 1000]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.polygon_separation.max_iterations = -1; }),
+                          {"polygon_separation.max_iterations", "[0, 1000]"});
   expect_invalid_argument(with([](tg::track_params& p) {
                             p.num_envs = 16;
                             p.env_offset = 4294967290u;
@@ -319,8 +319,8 @@ TEST_CASE_TEMPLATE_DEFINE("bad parameters throw std::invalid_argument naming the
   // breaks (0.9990001 used to print as 0.999, "out of range [0, 0.999]"); shortest round-trip digits.
   expect_invalid_argument(with([](tg::track_params& p) { p.polar.angle_jitter = std::nextafter(0.999f, 1.0f); }),
                           {"track_params.polar.angle_jitter = 0.9990001 is out of range", "[0, 0.999]"});
-  expect_invalid_argument(with([](tg::track_params& p) { p.repulsive.smoothing = std::nextafter(0.999f, 1.0f); }),
-                          {"track_params.repulsive.smoothing = 0.9990001 is out of range", "[0, 0.999]"});
+  expect_invalid_argument(with([](tg::track_params& p) { p.polygon_separation.smoothing = std::nextafter(0.999f, 1.0f); }),
+                          {"track_params.polygon_separation.smoothing = 0.9990001 is out of range", "[0, 0.999]"});
   expect_invalid_argument(with([](tg::track_params& p) { p.half_width = std::nextafter(1e-4f, 0.0f); }),
                           {"track_params.half_width [m] = 9.999999e-5 is out of range", "[0.0001, 1e6]"});
   expect_invalid_argument(with([](tg::track_params& p) { p.dense_repulsive.step = std::nextafter(1.0f, 2.0f); }),

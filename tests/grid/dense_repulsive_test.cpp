@@ -150,13 +150,13 @@ TEST_CASE("long_track: masked regeneration leaves the other envs untouched and a
 // Where a grid-scope stage may sit: after the spline, before resample (the pipeline's
 // static_assert uses this predicate).
 namespace st = tg::stages;
-static_assert(tg::detail::grid_stage_well_placed<st::random_polar, st::repulsive, st::catmull_rom, st::dense_repulsive,
+static_assert(tg::detail::grid_stage_well_placed<st::random_polar, st::polygon_separation, st::catmull_rom, st::dense_repulsive,
                                                  st::resample, st::frames, st::checkpoints, st::validate>(3),
               "after the spline, before resample");
-static_assert(!tg::detail::grid_stage_well_placed<st::random_polar, st::dense_repulsive, st::repulsive, st::catmull_rom,
+static_assert(!tg::detail::grid_stage_well_placed<st::random_polar, st::dense_repulsive, st::polygon_separation, st::catmull_rom,
                                                   st::resample, st::frames, st::checkpoints, st::validate>(1),
               "before the spline: no dense centreline yet");
-static_assert(!tg::detail::grid_stage_well_placed<st::random_polar, st::repulsive, st::catmull_rom, st::resample,
+static_assert(!tg::detail::grid_stage_well_placed<st::random_polar, st::polygon_separation, st::catmull_rom, st::resample,
                                                   st::dense_repulsive, st::frames, st::checkpoints, st::validate>(4),
               "after resample: the resampled track would not see the relaxation");
 

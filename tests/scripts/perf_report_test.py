@@ -70,6 +70,7 @@ SEED_SDF_BAKE_65K_R128 = 488.5
 # Shape metrics (shape_metrics_report) and host_bench, both documents of peer "track_gen_host":
 TRACK_COMPACTNESS, BEZIER_COMPACTNESS = 0.862, 0.61
 HOST_RATE = 23006.0
+BEZIER_RELAXED_65K = 9.5
 
 
 def write_inputs(folder):
@@ -84,7 +85,7 @@ def write_inputs(folder):
             family("bezier", K64, BEZIER[K64], valid=0.999, fallback=0.001, attempts=1.05),
             family("checkpoint", K64, CHECKPOINT_65K), family("mix", K64, MIX_65K),
             family("hull", K64, HULL_DISPATCH_65K), family("hull_own", K64, HULL_OWN_65K),
-            family("repulsive_own", 4096, REPULSIVE_OWN_4K),
+            family("repulsive_own", 4096, REPULSIVE_OWN_4K), family("bezier_relaxed", K64, BEZIER_RELAXED_65K),
             family("gate_course", K64, GATES_65K), family("gate_sequence_bezier", K64, GATE_SEQUENCES_65K)],
             gate_spacing_m=1),
         "track_gen_families_1m.json": rows_doc("track_gen", [family("bezier", M, BEZIER[M])], gate_spacing_m=1),
@@ -248,6 +249,14 @@ class PerfReportIssueTables(unittest.TestCase):
         self.assertIn("no row in this run", c[2])
         self.assertIn("--repulsive-max-envs", c[7])
         self.assertEqual((c[12], c[13]), ("-", "-"))
+        # With the relaxation on: shown beside the seed library's row, not judged; only where the
+        # run has the row.
+        c = self.row(sec, "bezier (relaxation on)", "65,536")
+        self.assertClose(number(c[2]), BEZIER_RELAXED_65K)
+        self.assertClose(number(c[7]), SEED_BEZIER_65K)
+        self.assertClose(number(c[11]), SEED_BEZIER_65K / BEZIER_RELAXED_65K)
+        self.assertEqual((c[12], c[13]), ("-", "-"))
+        self.assertNotIn("| hull (relaxation on) |", self.section(sec))
 
     def test_shape_metrics(self):
         sec = "## Generator families"

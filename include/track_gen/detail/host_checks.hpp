@@ -135,10 +135,10 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
   check_range(param::polar_lobe_amplitude_max, p.polar.lobe_amplitude_max, p.polar.lobe_amplitude_min);
   check_range(param::polar_elevation_min, p.polar.elevation_min);
   check_range(param::polar_elevation_max, p.polar.elevation_max, p.polar.elevation_min);
-  check_range(param::repulsive_clearance, p.repulsive.clearance);
-  check_range(param::repulsive_smoothing, p.repulsive.smoothing);
-  check_range(param::repulsive_max_iterations, p.repulsive.max_iterations);
-  check_range(param::repulsive_tolerance, p.repulsive.tolerance);
+  check_range(param::polygon_separation_clearance, p.polygon_separation.clearance);
+  check_range(param::polygon_separation_smoothing, p.polygon_separation.smoothing);
+  check_range(param::polygon_separation_max_iterations, p.polygon_separation.max_iterations);
+  check_range(param::polygon_separation_tolerance, p.polygon_separation.tolerance);
   check_range(param::spline_samples_per_segment, p.spline.samples_per_segment);
   check_range(param::validate_length_min, p.validate.length_min);
   check_range(param::validate_length_max, p.validate.length_max, p.validate.length_min);
@@ -238,6 +238,18 @@ inline void check_params(const track_params& p, float checkpoint_spacing) {
     check_range(param::repulsive_growth_stall_window, g.stall_window);
     check_range(param::repulsive_growth_stall_area_tolerance, g.stall_area_tolerance);
     check_range(param::repulsive_growth_deactivate_obstacles, g.deactivate_obstacles);
+  }
+  {
+    const relaxation_params& r = p.relaxation;
+    check_range(param::relaxation_max_iterations, r.max_iterations);
+    check_range(param::relaxation_margin, r.margin);
+    check_range(param::relaxation_separation_weight, r.separation_weight);
+    check_range(param::relaxation_spacing_weight, r.spacing_weight);
+    check_range(param::relaxation_bending_weight, r.bending_weight);
+    check_range(param::relaxation_chebyshev_rho, r.chebyshev_rho);
+    check_range(param::relaxation_chebyshev_gamma, r.chebyshev_gamma);
+    check_range(param::relaxation_chebyshev_start, r.chebyshev_start);
+    check_range(param::relaxation_smoothing_passes, r.smoothing_passes);
   }
   check_range(param::elevation_profile, static_cast<int>(p.elevation.profile));
   check_range(param::elevation_knots, p.elevation.knots);

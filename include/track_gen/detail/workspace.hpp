@@ -22,46 +22,46 @@ enum class track_source : int {
   fallback = 3,        ///< control points on the fallback ellipse
 };
 
-/// Work items the repulsive stage aims at per iteration (M x chunks, for M below it).
-inline constexpr int repulsive_work_items = 128;
+/// Work items the polygon separation stage aims at per iteration (M x chunks, for M below it).
+inline constexpr int separation_work_items = 128;
 /// The spline-segment region holds at least this many bytes whatever M is: stages keep small
 /// per-track tables there once the segments are dead (stages::elevation_profile's knots and
 /// slopes, 2 x 256 floats).
 inline constexpr std::size_t spline_region_min_bytes = 2048;
 
-/// The repulsive stage splits each control point's segment tests into this many chunks (partial
-/// sums added in chunk order): about repulsive_work_items work items in all, at most 8 chunks a
-/// point, one for M >= repulsive_work_items. A function of M only, so the result does not depend
+/// The polygon separation stage splits each control point's segment tests into this many chunks (partial
+/// sums added in chunk order): about separation_work_items work items in all, at most 8 chunks a
+/// point, one for M >= separation_work_items. A function of M only, so the result does not depend
 /// on the block size (or backend).
-TRACK_GEN_HD constexpr int repulsive_chunks(int m) {
-  return m >= repulsive_work_items ? 1 : (repulsive_work_items / m < 8 ? repulsive_work_items / m : 8);
+TRACK_GEN_HD constexpr int separation_chunks(int m) {
+  return m >= separation_work_items ? 1 : (separation_work_items / m < 8 ? separation_work_items / m : 8);
 }
 
-/// One chunk's partial push of the repulsive stage.
-struct repulsive_partial {
+/// One chunk's partial push of the polygon separation stage.
+struct separation_partial {
   float3 push;  ///< sum of the chunk's pushes [m]
 };
 
-/// Candidate segments stages::repulsive_listed keeps for one control point between full scans.
-inline constexpr int repulsive_list_capacity = 15;
-/// repulsive_list::count of a point with more candidates than a list holds (it scans every segment).
-inline constexpr std::uint16_t repulsive_list_overflow = 0xffffu;
-/// Skin of stages::repulsive_listed's candidate lists, a fraction of the clearance: a list holds the
+/// Candidate segments stages::polygon_separation_listed keeps for one control point between full scans.
+inline constexpr int separation_list_capacity = 15;
+/// separation_list::count of a point with more candidates than a list holds (it scans every segment).
+inline constexpr std::uint16_t separation_list_overflow = 0xffffu;
+/// Skin of stages::polygon_separation_listed's candidate lists, a fraction of the clearance: a list holds the
 /// segments within the clearance plus the skin, and is rebuilt once the points may have moved
 /// half of it. A quarter: hull tracks rebuild their lists about every 6 iterations, about 3
 /// segments a list; half the clearance was 2 % slower on the H200 (performance log, entry 34).
-inline constexpr float repulsive_skin = 0.25f;
+inline constexpr float separation_skin = 0.25f;
 
-/// One control point's candidate segments (stages::repulsive_listed), in increasing index order.
-struct repulsive_list {
-  std::uint16_t count;  ///< listed segments, or repulsive_list_overflow
-  std::uint16_t segment[repulsive_list_capacity];  ///< segment j joins control points j and j + 1
+/// One control point's candidate segments (stages::polygon_separation_listed), in increasing index order.
+struct separation_list {
+  std::uint16_t count;  ///< listed segments, or separation_list_overflow
+  std::uint16_t segment[separation_list_capacity];  ///< segment j joins control points j and j + 1
 };
 
 /// Byte offsets of the scratch arrays inside one block's scratch memory.
 struct scratch_layout {
   int control_capacity = 0;  ///< control points
-  int repulsive_capacity = 0;  ///< control points of random tracks (the repulsive stage's partial sums and lists)
+  int separation_capacity = 0;  ///< control points of random tracks (the polygon separation stage's partial sums and lists)
   int dense_capacity = 0;    ///< dense centreline samples
   int num_samples = 0;       ///< N
   std::size_t control = 0, control_next = 0, spline = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
@@ -70,14 +70,14 @@ struct scratch_layout {
 
   /// The layout for these capacities, every size in size_t. The int fields are only meaningful
   /// when `bytes` is within param::scratch_bytes_per_track (make_generator_plan checks it before
-  /// using the layout; within it every capacity is far below INT_MAX). `repulsive_capacity`:
+  /// using the layout; within it every capacity is far below INT_MAX). `separation_capacity`:
   /// `control_capacity` when left out.
   static scratch_layout make(std::size_t control_capacity, std::size_t dense_capacity, std::size_t num_samples,
-                             std::size_t repulsive_capacity = static_cast<std::size_t>(-1)) {
-    if (repulsive_capacity == static_cast<std::size_t>(-1)) repulsive_capacity = control_capacity;
+                             std::size_t separation_capacity = static_cast<std::size_t>(-1)) {
+    if (separation_capacity == static_cast<std::size_t>(-1)) separation_capacity = control_capacity;
     scratch_layout l;
     l.control_capacity = static_cast<int>(control_capacity);
-    l.repulsive_capacity = static_cast<int>(repulsive_capacity);
+    l.separation_capacity = static_cast<int>(separation_capacity);
     l.dense_capacity = static_cast<int>(dense_capacity);
     l.num_samples = static_cast<int>(num_samples);
     std::size_t at = 0;
@@ -85,21 +85,21 @@ struct scratch_layout {
     at = align(at + sizeof(float3) * control_capacity);
     l.control_next = at;
     at = align(at + sizeof(float3) * control_capacity);
-    // The spline's segments (catmull_rom to resample) and the repulsive stage's partial sums
+    // The spline's segments (catmull_rom to resample) and the polygon separation stage's partial sums
     // (before catmull_rom, in the next attempt after resample) are never live together: one
     // region holds both, and at least spline_region_min_bytes.
     l.spline = at;
-    const std::size_t m = repulsive_capacity;  // M x repulsive_chunks(M) <= max(M, repulsive_work_items)
-    const std::size_t work_items = static_cast<std::size_t>(repulsive_work_items);
-    const std::size_t partials = sizeof(repulsive_partial) * (m > work_items ? m : work_items);
+    const std::size_t m = separation_capacity;  // M x separation_chunks(M) <= max(M, separation_work_items)
+    const std::size_t work_items = static_cast<std::size_t>(separation_work_items);
+    const std::size_t partials = sizeof(separation_partial) * (m > work_items ? m : work_items);
     const std::size_t segments = sizeof(spline_segment) * control_capacity;
     const std::size_t region = partials > segments ? partials : segments;
     at = align(at + (region > spline_region_min_bytes ? region : spline_region_min_bytes));
-    // The repulsive stage's candidate lists share the dense samples' region: they live before
+    // The polygon separation stage's candidate lists share the dense samples' region: they live before
     // the spline writes the first dense sample, and after the generate stage's last use of it.
     l.dense = at;
     const std::size_t dense = sizeof(float3) * dense_capacity;
-    const std::size_t lists = sizeof(repulsive_list) * repulsive_capacity;
+    const std::size_t lists = sizeof(separation_list) * separation_capacity;
     at = align(at + (dense > lists ? dense : lists));
     l.dense_s = at;
     at = align(at + sizeof(float) * (dense_capacity + 1));
@@ -114,9 +114,9 @@ struct scratch_layout {
 struct workspace {
   // Scratch arrays.
   float3* control;       ///< [control_capacity] control points
-  float3* control_next;  ///< [control_capacity] next iterate of the repulsive relaxation
+  float3* control_next;  ///< [control_capacity] next iterate of the polygon separation
   spline_segment* spline;  ///< [control_capacity] power form of each spline segment (catmull_rom)
-  repulsive_partial* repulsive;  ///< [M * repulsive_chunks(M)] the repulsive stage's partial sums (aliases `spline`)
+  separation_partial* separation;  ///< [M * separation_chunks(M)] the polygon separation stage's partial sums (aliases `spline`)
   float3* dense;         ///< [dense_capacity] dense centreline samples
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
@@ -143,7 +143,7 @@ struct workspace {
 
   // Sizes and block-uniform scalars.
   int num_control;
-  /// Polygon segments on each side of a control point that stages::repulsive never pushes it
+  /// Polygon segments on each side of a control point that stages::polygon_separation never pushes it
   /// from: 2 (the segments incident to it and to its neighbours) unless the generate stage set
   /// more for a polygon refined by corner cutting, whose near neighbours are the same corner.
   int relax_neighbours;
@@ -158,6 +158,7 @@ struct workspace {
   int max_gates;
   float checkpoint_spacing;
   bool dense_is_spline;  ///< dense samples come from the spline (resample re-evaluates it); a stage that moves them sets false
+  bool relaxed;  ///< stages::centreline_relaxation moved this attempt's samples
   float length;
   float max_curvature;
   bool finite;
@@ -165,9 +166,9 @@ struct workspace {
   bool valid;
   std::uint32_t fail_bits;
 
-  /// [M] stages::repulsive_listed's candidate lists, in the dense samples' region (no field of
+  /// [M] stages::polygon_separation_listed's candidate lists, in the dense samples' region (no field of
   /// their own: the generation kernels keep the workspace in registers, at their bound).
-  TRACK_GEN_HD repulsive_list* repulsive_lists() const { return reinterpret_cast<repulsive_list*>(dense); }
+  TRACK_GEN_HD separation_list* separation_lists() const { return reinterpret_cast<separation_list*>(dense); }
 
   /// The random stream of `stage` for this (seed, env, episode, attempt).
   TRACK_GEN_HD philox_stream rng(std::uint32_t stage) const {
@@ -178,7 +179,7 @@ struct workspace {
     control = reinterpret_cast<float3*>(base + l.control);
     control_next = reinterpret_cast<float3*>(base + l.control_next);
     spline = reinterpret_cast<spline_segment*>(base + l.spline);
-    repulsive = reinterpret_cast<repulsive_partial*>(base + l.spline);
+    separation = reinterpret_cast<separation_partial*>(base + l.spline);
     dense = reinterpret_cast<float3*>(base + l.dense);
     dense_s = reinterpret_cast<float*>(base + l.dense_s);
     position = reinterpret_cast<float3*>(base + l.position);

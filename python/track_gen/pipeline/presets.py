@@ -11,7 +11,8 @@ and its range). ``TrackParams.resolved()`` shows every value (needs the compiled
 Parameter names (units: metres, radians): ``seed``, ``env_offset``, ``num_samples``,
 ``half_width``, ``gate_half_height``, and per stage ``polar.{control_points, radius_min,
 radius_max, angle_jitter, lobe_amplitude_min, lobe_amplitude_max, elevation_min,
-elevation_max}``, ``repulsive.{clearance, smoothing, max_iterations, tolerance}``,
+elevation_max}``, ``polygon_separation.{clearance, smoothing, max_iterations, tolerance}``
+(the control polygon's push, called ``repulsive`` before 2026-12-05),
 ``spline.samples_per_segment``, ``validate.{length_min, length_max, turn_radius_min,
 clearance_margin, max_attempts}``, and the generator families'
 ``bezier.{corners_min, corners_max, extent, layout, min_corner_distance, max_turn, rad, edgy,
@@ -39,18 +40,32 @@ max_grade, harmonics}``, ``profile`` one of ``"flat"`` (the default), ``"uniform
 
 The polar family's knot count also takes the seed system's name ``polar_num_knots``
 (``polar.control_points``); its radial and angular jitters are not ours (docs/generators/polar.md).
+
+Centreline relaxation (docs/generators.md, "Relaxation"): a random attempt that would fail
+validation on its shape (a tight turn, uneven spacing, two far-apart sections too close) is relaxed
+instead of redrawn, by ``relaxation.{max_iterations, margin, separation_weight, spacing_weight,
+bending_weight, chebyshev_rho, chebyshev_gamma, chebyshev_start, smoothing_passes}``. It is off by
+default here (``max_iterations`` 0), unlike the seed system (``relax_enable=True``, 50 sweeps): turn
+it on with ``relaxation={"max_iterations": 50}`` or the seed system's names ``relax_iters``,
+``relax_margin``, ``relax_sep_relax``, ``relax_spc_relax``, ``relax_bend_relax``,
+``relax_cheby_rho``, ``relax_cheby_gamma``, ``relax_cheby_start``, ``relax_smooth_passes``, and
+its switches ``relax_enable`` (True: 50 sweeps unless ``relax_iters`` says how many; False: off),
+``relax_accel`` (``"chebyshev"``, or ``"none"``: ``chebyshev_rho`` 0, plain Jacobi sweeps) and
+``relax_solver`` (``"xpbd"`` only). A relaxed track has the ``relaxed`` status bit. With the
+relaxation on, a ``Course`` runs ``elevated_relaxed_family_pipeline``; gate courses have no relaxation
+(``Course.gates`` refuses ``max_iterations`` > 0).
 """
 from __future__ import annotations
 
 import numbers
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, Mapping, Optional
 
 __all__ = ["TrackParams", "track", "drone_track", "elevated_drone_track", "gate_course"]
 
-_STAGES = ("polar", "repulsive", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "repulsive_growth",
-           "elevation", "gates")
+_STAGES = ("polar", "polygon_separation", "spline", "validate", "bezier", "hull", "voronoi", "checkpoint", "repulsive_growth",
+           "elevation", "gates", "relaxation")
 # The seed system's names of the elevation fields and of the polar family's knot count (its
 # polar_radial_jitter and polar_angular_jitter have no counterpart of the same meaning).
 _SEED_NAMES = {"polar_num_knots": "polar.control_points",
@@ -74,10 +89,37 @@ _SEED_NAMES = {"polar_num_knots": "polar.control_points",
                "repulsive_resample_every": "repulsive_growth.resample_every",
                "repulsive_stall_window": "repulsive_growth.stall_window",
                "repulsive_stall_area_tol": "repulsive_growth.stall_area_tolerance",
-               "repulsive_deactivate_obstacles": "repulsive_growth.deactivate_obstacles"}
-# The seed system's names with no counterpart of the same meaning, and what to use instead.
-_SEED_UNSUPPORTED = {"repulsive_stages": "repulsive_growth.points (the finest level) and repulsive_growth.levels",
-                     "repulsive_domain_frac": "repulsive_growth.domain_radius (in metres)"}
+               "repulsive_deactivate_obstacles": "repulsive_growth.deactivate_obstacles",
+               # The centreline relaxation's (stages::centreline_relaxation; relax_enable,
+               # relax_accel and relax_solver are switches: _RELAX_SWITCHES).
+               "relax_iters": "relaxation.max_iterations", "relax_margin": "relaxation.margin",
+               "relax_sep_relax": "relaxation.separation_weight", "relax_spc_relax": "relaxation.spacing_weight",
+               "relax_bend_relax": "relaxation.bending_weight", "relax_cheby_rho": "relaxation.chebyshev_rho",
+               "relax_cheby_gamma": "relaxation.chebyshev_gamma", "relax_cheby_start": "relaxation.chebyshev_start",
+               "relax_smooth_passes": "relaxation.smoothing_passes"}
+# The seed system's names with no counterpart of the same meaning, and what to use instead (or why
+# there is nothing to set).
+_NO_CACHE = "there is no candidate cache to tune (far-apart beads are skipped by an exact chord bound)"
+_SEED_UNSUPPORTED = {"repulsive_stages": "use repulsive_growth.points (the finest level) and repulsive_growth.levels",
+                     "repulsive_domain_frac": "use repulsive_growth.domain_radius (in metres)",
+                     "relax_band": "the window is validation's own: pi * max(validate.turn_radius_min, c / 2) of arc "
+                                   "(c = 2 half_width + validate.clearance_margin); not settable",
+                     "relax_tol": "validation's thresholds are exact (validate.clearance_margin and "
+                                  "validate.turn_radius_min); there is no tolerance to set",
+                     "relax_sep_every": _NO_CACHE, "relax_sep_cache_slots": _NO_CACHE,
+                     "relax_sep_cache_skin": _NO_CACHE,
+                     "relax_smooth_spacing_iters": "the relaxed centreline is resampled at uniform arc length, so no "
+                                                   "spacing polish is needed"}
+# The seed system's switches of its relaxation, each with the field it sets: relax_enable
+# (True: relax_iters sweeps, or the seed's default of 50; False: off), relax_accel ("none": no
+# Chebyshev acceleration), relax_solver (only "xpbd" here). Read by _relax_switches.
+_RELAX_SWITCHES = {"relax_enable": "relaxation.max_iterations", "relax_accel": "relaxation.chebyshev_rho",
+                   "relax_solver": None}
+_RELAX_DEFAULT_ITERATIONS = 50  # the seed system's relax_iters
+_RELAX_ACCELS = ("chebyshev", "none")
+# Our own names before the control polygon's push was renamed (the seed system's repulsive_* names
+# belong to the repulsive family, repulsive_growth).
+_RENAMED = {f"repulsive.{f}": f"polygon_separation.{f}" for f in ("clearance", "smoothing", "max_iterations", "tolerance")}
 _DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
 
@@ -163,14 +205,18 @@ def _check_value(name: str, value) -> Any:
     return value
 
 
-def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
+def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """{"polar": {"radius_min": 5}} and {"polar__radius_min": 5} -> {"polar.radius_min": 5};
-    generator="bezier" stays a name; generator_weights={"hull": 1} -> {"generator.weights.hull": 1}."""
+    generator="bezier" stays a name; generator_weights={"hull": 1} -> {"generator.weights.hull": 1};
+    the seed system's names -> ours (`given_as`, when given, gets {our name: the seed's name})."""
     flat: Dict[str, Any] = {}
     for key, value in overrides.items():
         if key in _SEED_UNSUPPORTED:
             raise ValueError(f"track parameter '{key}' (a seed-system name) has no counterpart of the same "
-                             f"meaning here: use {_SEED_UNSUPPORTED[key]}")
+                             f"meaning here: {_SEED_UNSUPPORTED[key]}")
+        if key in _RELAX_SWITCHES:
+            _check_relax_switch(key, value)  # applied after the loop: relax_enable defers to relax_iters
+            continue
         if key == "generator":
             if not isinstance(value, str):
                 raise TypeError(f"track parameter 'generator' must be a family name (str), got {value!r}")
@@ -183,15 +229,61 @@ def _flatten(overrides: Mapping[str, Any]) -> Dict[str, Any]:
             for family, weight in value.items():
                 flat[f"generator.weights.{family}"] = _check_value(f"generator_weights[{family!r}]", weight)
             continue
+        if key == "repulsive" and isinstance(value, Mapping):
+            raise ValueError("track parameter 'repulsive' (the control polygon's push) is now 'polygon_separation' "
+                             f"(polygon_separation={dict(value)!r}); the repulsive family's own parameters are "
+                             "repulsive_growth")
         if key in _STAGES and isinstance(value, Mapping):
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = _check_value(f"{key}.{sub}", v)
             continue
         name = _SEED_NAMES.get(key, key.replace("__", ".", 1))
+        if name in _RENAMED:
+            raise ValueError(f"track parameter '{key}' is now '{_RENAMED[name]}' (the control polygon's push); the "
+                             "repulsive family's own parameters are repulsive_growth.*")
         if key == "repulsive_deactivate_obstacles" and isinstance(value, bool):
             value = int(value)  # the seed system's flag is a bool; ours is 0 or 1
         flat[name] = _check_value(name, value)
+        if given_as is not None and key in _SEED_NAMES:
+            given_as[name] = key
+    _relax_switches(overrides, flat, given_as)
     return flat
+
+
+def _check_relax_switch(key: str, value) -> None:
+    """TypeError / ValueError unless `value` is one the seed system's switch `key` takes here."""
+    if key == "relax_enable":
+        if not isinstance(value, bool):
+            raise TypeError(f"track parameter 'relax_enable' (a seed-system name) must be a bool, got "
+                            f"{type(value).__name__} {value!r}")
+    elif key == "relax_accel":
+        if not (isinstance(value, str) and value in _RELAX_ACCELS):
+            raise ValueError(f"track parameter 'relax_accel' (a seed-system name) must be 'chebyshev' "
+                             f"(relaxation.chebyshev_rho > 0) or 'none' (plain Jacobi sweeps: relaxation.chebyshev_rho "
+                             f"= 0), got {value!r}")
+    elif not (isinstance(value, str) and value == "xpbd"):  # relax_solver
+        raise ValueError(f"track parameter 'relax_solver' (a seed-system name) = {value!r}: only 'xpbd' exists "
+                         "here (stages::centreline_relaxation; the seed system's 'energy' and 'tp_sobolev' solvers "
+                         "do not)")
+
+
+def _relax_switches(overrides: Mapping[str, Any], flat: Dict[str, Any], given_as: Optional[Dict[str, str]]) -> None:
+    """The seed system's relaxation switches (checked in the loop) applied to `flat`:
+    relax_enable=False sets relaxation.max_iterations to 0 (over relax_iters), relax_enable=True
+    to 50 unless relax_iters or relaxation.max_iterations is given; relax_accel="none" sets
+    relaxation.chebyshev_rho to 0 (over relax_cheby_rho); relax_solver="xpbd" sets nothing.
+    `given_as` (when not None) gets the switch for each field it set."""
+    enable = overrides.get("relax_enable")
+    iterations = _RELAX_SWITCHES["relax_enable"]
+    if enable is False or (enable is True and iterations not in flat):
+        flat[iterations] = _RELAX_DEFAULT_ITERATIONS if enable else 0
+        if given_as is not None:
+            given_as[iterations] = "relax_enable"
+    if overrides.get("relax_accel") == "none":
+        rho = _RELAX_SWITCHES["relax_accel"]
+        flat[rho] = 0.0
+        if given_as is not None:
+            given_as[rho] = "relax_accel"
 
 
 def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
@@ -203,9 +295,9 @@ def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:
     if num_envs > 2**31 - 1:  # the library's own range (track_params.num_envs) is checked at construction
         raise ValueError(f"num_envs = {num_envs} does not fit a 32-bit int (track_params.num_envs: "
                          "docs/parameters.md has its range)")
-    flat = _flatten(overrides)
+    given_as: Dict[str, str] = {}
+    flat = _flatten(overrides, given_as)
     flat["seed"] = _check_value("seed", seed)
-    given_as = {_SEED_NAMES[k]: k for k in overrides if k in _SEED_NAMES}
     return TrackParams(preset, num_envs, _device_string(device), flat, given_as)
 
 

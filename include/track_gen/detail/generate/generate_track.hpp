@@ -70,6 +70,7 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
   ws.dense_is_spline = false;
+  ws.relaxed = false;
   ws.relax_neighbours = 2;
   ws.dense_budget = 0;
   ws.grid_dense = nullptr;
@@ -209,6 +210,9 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
   const track_arrays out = shift_arrays(a.tracks, out_shift);
   store_samples(ctx, ws, out, e, p.half_width);
   st |= ws.valid ? status::valid : ws.fail_bits;
+  if constexpr (Pipeline::relaxes_centreline) {
+    if (ws.valid && ws.relaxed) st |= status::relaxed;
+  }
   st |= static_cast<std::uint32_t>(attempts) << status::attempts_shift;
   if (ctx.rank() == 0) {
     out.length[e] = ws.length;

@@ -35,7 +35,7 @@ __device__ void generate_block(const generate_args<Hook>& args, int e, env_work 
 /// Blocks of a generation kernel that must fit on one SM (`__launch_bounds__`' second argument):
 /// Pipeline::generate_threads_per_sm, 896 threads unless a stage asks for fewer, so at most 72
 /// registers a thread (65,536 / 896). Left to itself nvcc gave the track pipeline's kernel 94
-/// registers after a change to the repulsive stage, 10 blocks of 64 per SM instead of 14, and
+/// registers after a change to the polygon separation stage, 10 blocks of 64 per SM instead of 14, and
 /// generation 12 % slower on the H200 (docs/performance-log.md, entry 13); at 72 it needs no
 /// spills. stages::repulsive_growth asks for 512 (128 registers): its scratch lets no more
 /// blocks share an SM, and at 72 its pair loop spilled.

@@ -35,13 +35,16 @@ using dense_samples_fn = int (*)(const track_params&);
 struct pipeline_sizes {
   control_points_fn control_points;
   dense_samples_fn dense_samples;
-  pipeline_sizes(control_points_fn c, dense_samples_fn d) : control_points(c), dense_samples(d) {}
+  /// Whether the pipeline holds stages::centreline_relaxation (pipeline::relaxes_centreline).
+  bool relaxes_centreline;
+  pipeline_sizes(control_points_fn c, dense_samples_fn d, bool relaxes = false)
+      : control_points(c), dense_samples(d), relaxes_centreline(relaxes) {}
 };
 
 /// Pipeline's sizes (pipeline.hpp: max_control_points, max_dense_samples).
 template <class Pipeline>
 pipeline_sizes sizes_of() {
-  return {&Pipeline::max_control_points, &Pipeline::max_dense_samples};
+  return {&Pipeline::max_control_points, &Pipeline::max_dense_samples, Pipeline::relaxes_centreline};
 }
 
 inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{255u}; }
@@ -70,6 +73,8 @@ struct generator_plan {
   /// The most dense samples of a random track of given parameters (the pipeline's
   /// max_dense_samples).
   dense_samples_fn dense_samples = nullptr;
+  /// Whether the pipeline relaxes failing attempts (stages::centreline_relaxation).
+  bool relaxes_centreline = false;
 };
 
 /// The dense samples a random track of `p` needs room for under `plan`: the pipeline's count,
@@ -152,11 +157,12 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
   generator_plan plan;
   plan.control_points = sizes.control_points;
   plan.dense_samples = sizes.dense_samples;
+  plan.relaxes_centreline = sizes.relaxes_centreline;
   const sz fallback = static_cast<sz>(fallback_control_points);
   const sz m = static_cast<sz>(plan.control_points(params));
   const sz per = static_cast<sz>(params.spline.samples_per_segment);
   sz control_cap = std::max(m, fallback);
-  sz random_control_cap = m;  // the repulsive stage only runs on random tracks
+  sz random_control_cap = m;  // the polygon separation stage only runs on random tracks
   sz dense_cap = random_dense_capacity(params, plan);
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
@@ -213,14 +219,14 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
 /// The worst-case operations of one track with parameters `p` (cost_estimate says what is
 /// counted): `dense` dense samples (random_dense_capacity for random tracks, the plan's dense
 /// capacity for user tracks), `random`: the random stages run (not user tracks), `grid`: the
-/// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the four
-/// terms (repulsive, per-attempt shaping and clearance, dense_repulsive, the repulsive family's
-/// growth) for messages.
+/// pipeline holds a grid-scope stage (dense_repulsive). `parts`, when given, receives the five
+/// terms (polygon separation, per-attempt shaping and clearance, dense_repulsive, the repulsive
+/// family's growth, the centreline relaxation) for messages.
 inline double track_operations(const track_params& p, const generator_plan& plan, double dense, bool random, bool grid,
                                double* parts = nullptr) {
   const double m = plan.control_points(p), n = p.num_samples;
   const double attempts = random ? p.validate.max_attempts : 1.0;
-  const double repulsive = random ? attempts * p.repulsive.max_iterations * m * m : 0.0;
+  const double repulsive = random ? attempts * p.polygon_separation.max_iterations * m * m : 0.0;
   // Each attempt (and the fallback) evaluates the dense samples, resamples them, and tests the
   // clearance of every pair of its N segments at worst (validate: N^2 / 2 pairs).
   const double shape = (attempts + (random ? 1.0 : 0.0)) * (dense + n + 0.5 * n * n);
@@ -238,13 +244,19 @@ inline double track_operations(const track_params& p, const generator_plan& plan
                 (3.0 * g.points * g.points +
                  static_cast<double>(g.points) * (detail::growth::wall_points + detail::growth::disc_points * g.obstacles_max))
           : 0.0;
+  // stages::centreline_relaxation: per sweep every bead against the beads outside its window
+  // (N^2 at worst), for every attempt.
+  const double centreline = random && plan.relaxes_centreline
+                                ? attempts * static_cast<double>(p.relaxation.max_iterations) * n * n
+                                : 0.0;
   if (parts != nullptr) {
     parts[0] = repulsive;
     parts[1] = shape;
     parts[2] = relax;
     parts[3] = growth;
+    parts[4] = centreline;
   }
-  return repulsive + shape + relax + growth;
+  return repulsive + shape + relax + growth + centreline;
 }
 
 /// The dense samples one track of `p` evaluates at most: random_dense_capacity (the pipeline's
@@ -257,6 +269,17 @@ inline double track_dense_samples(const track_params& p, const generator_plan& p
 inline double track_bytes_per_env(int num_samples, int max_gates) {
   using layout = soa_layout<sizeof(track_fields) / sizeof(track_fields[0])>;
   return static_cast<double>(layout::make(track_fields, 1, num_samples, max_gates).bytes);
+}
+
+/// Throws std::invalid_argument when `p` turns the centreline relaxation on for a pipeline
+/// without stages::centreline_relaxation, which would ignore it; `what` names the field.
+inline void check_no_relaxation(const track_params& p, const char* what) {
+  if (p.relaxation.max_iterations <= 0) return;
+  throw std::invalid_argument(std::string("track_gen: ") + what + " = " + std::to_string(p.relaxation.max_iterations) +
+                              " turns the centreline relaxation on, but this pipeline has no "
+                              "stages::centreline_relaxation: use presets::relaxed_family_pipeline or "
+                              "elevated_relaxed_family_pipeline, put the stage directly after stages::frames in your "
+                              "pipeline, or set it to 0");
 }
 
 /// The cost of `params` (and its variants `sets`, user tracks `user`) as planned in `plan`.
@@ -285,17 +308,18 @@ inline void check_budget(const cost_estimate& c, const track_params& params, con
                          const generator_plan& plan, bool random, bool grid, double dense) {
   const budget_params& b = params.budget;
   if (c.operations_per_track > static_cast<double>(b.operations_per_track)) {
-    double parts[4];
+    double parts[5];
     track_operations(costliest, plan, dense, random, grid, parts);
     throw std::invalid_argument(
         "track_gen: one track may cost up to " + format_number(c.operations_per_track) +
-        " operations in the worst case (track_gen::estimate_cost: repulsive stage validate.max_attempts x "
-        "repulsive.max_iterations x (control points)^2 = " + format_number(parts[0]) +
+        " operations in the worst case (track_gen::estimate_cost: polygon separation validate.max_attempts x "
+        "polygon_separation.max_iterations x (control points)^2 = " + format_number(parts[0]) +
         ", dense samples and clearance tests of every attempt " + format_number(parts[1]) +
         ", dense_repulsive max_windows x iterations_per_window x dense samples^2 = " + format_number(parts[2]) +
         ", repulsive family validate.max_attempts x its iterations x (3 x repulsive_growth.points^2 + points x "
         "obstacle points) = " +
-        format_number(parts[3]) + "), more than the budget track_params.budget.operations_per_track = " + format_number(b.operations_per_track) +
+        format_number(parts[3]) + ", centreline relaxation validate.max_attempts x relaxation.max_iterations x "
+        "num_samples^2 = " + format_number(parts[4]) + "), more than the budget track_params.budget.operations_per_track = " + format_number(b.operations_per_track) +
         " (docs/parameters.md): raise track_params.budget.operations_per_track to accept this cost, or lower those "
         "parameters");
   }
@@ -350,6 +374,11 @@ struct generator_inputs {
       check_one_family(params, family_rule, "track_params.generator");
       for (std::size_t i = 0; i < in.sets.size(); ++i)
         check_one_family(in.sets[i], family_rule, ("track_variants.variants[" + std::to_string(i) + "].generator").c_str());
+    }
+    if (!sizes.relaxes_centreline) {
+      check_no_relaxation(params, "track_params.relaxation.max_iterations");
+      for (std::size_t i = 0; i < in.sets.size(); ++i)
+        check_no_relaxation(in.sets[i], ("track_variants.variants[" + std::to_string(i) + "].relaxation.max_iterations").c_str());
     }
     if (tracks != nullptr) {
       in.user = sanitize(*tracks, params.num_envs);

@@ -16,7 +16,7 @@ namespace track_gen::stages {
 /// samples may legitimately be near each other), is pushed away from the samples j by half the
 /// overlap (averaged over those j, scaled by `step`: a sum would fling a sample that faces a
 /// whole side) and pulled by `smoothing` toward the midpoint of its neighbours; other samples
-/// stay. The same discrete scheme as stages::repulsive, on points
+/// stay. The same discrete scheme as stages::polygon_separation, on points
 /// instead of polygon segments. A window is `iterations_per_window` iterations; a track stops
 /// when the largest overlap seen in the last iteration of a window is below `tolerance`, or
 /// after `max_windows` windows. Each sample reads the other samples in one fixed order, so the

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The generating stages of random tracks: random_polar and the control polygon's relaxation
-/// (repulsive, repulsive_listed).
+/// (polygon_separation, polygon_separation_listed).
 
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -9,11 +9,11 @@
 
 namespace track_gen::detail {
 
-/// How far from point p the repulsive stage looks for segments that may push it: the clearance,
+/// How far from point p the polygon separation stage looks for segments that may push it: the clearance,
 /// plus more than the rounding of a point-segment distance near p (relative 1e-3 of the
 /// clearance, 1e-5 of p's coordinates), so that a segment beyond it never computes a distance
 /// below the clearance and skipping it leaves every sum bit-identical.
-TRACK_GEN_HD inline float repulsive_reach(float clearance, float3 p) {
+TRACK_GEN_HD inline float separation_reach(float clearance, float3 p) {
   return clearance * 1.001f + 1e-5f * (1.0f + std::fabs(p.x) + std::fabs(p.y) + std::fabs(p.z));
 }
 
@@ -25,8 +25,8 @@ TRACK_GEN_HD inline bool within_segment_box(float3 p, float3 a, float3 b, float 
 }
 
 /// Whether segment j (control points j, j + 1) is among the `near` segments on either side of
-/// control point i of an M-point polygon, which stages::repulsive never pushes it from.
-TRACK_GEN_HD inline bool repulsive_near(int i, int j, int m, int near) {
+/// control point i of an M-point polygon, which stages::polygon_separation never pushes it from.
+TRACK_GEN_HD inline bool separation_near(int i, int j, int m, int near) {
   // Segment j is rel segments ahead of i (m - k: k behind); i and j are in [0, m), so no modulo
   // (an integer division per pair) is needed.
   const int rel = j >= i ? j - i : j - i + m;
@@ -35,9 +35,9 @@ TRACK_GEN_HD inline bool repulsive_near(int i, int j, int m, int near) {
 
 /// Adds segment [a, b]'s push on point p to `push` and raises `overlap` to its overlap, when
 /// the segment is within `clearance` of p (the callers skip segments whose box is out of reach
-/// first). Every pass of stages::repulsive goes through this one function, so that they round
+/// first). Every pass of stages::polygon_separation goes through this one function, so that they round
 /// alike.
-TRACK_GEN_HD inline void repulsive_push(float3& push, float& overlap, float3 p, float3 a, float3 b, float clearance) {
+TRACK_GEN_HD inline void separation_push(float3& push, float& overlap, float3 p, float3 a, float3 b, float clearance) {
   const float3 q = lerp(a, b, closest_parameter(p, a, b));
   const float3 away = p - q;
   const float d = length(away);
@@ -136,19 +136,19 @@ struct random_polar {
 /// backend's fused multiply-adds) into millimetres of difference between backends.
 ///
 /// A segment whose bounding box is farther from the point than the clearance cannot push it; its
-/// projection is skipped (detail::within_segment_box with detail::repulsive_reach's margin), which
+/// projection is skipped (detail::within_segment_box with detail::separation_reach's margin), which
 /// changes no result.
 ///
-/// Each point's push is the sum, in chunk order, of partial sums over `detail::repulsive_chunks(M)`
+/// Each point's push is the sum, in chunk order, of partial sums over `detail::separation_chunks(M)`
 /// chunks of its segments (each partial in segment order). An iteration spreads the M x chunks
 /// (point, chunk) tests over the block and adds the partials by the thread that owns the point.
 /// No atomics, and the same sums whatever the block size, so the result is deterministic and the
 /// host backend's.
 ///
-/// `CandidateLists` (stages::repulsive_listed): from the second iteration on, each point keeps a
+/// `CandidateLists` (stages::polygon_separation_listed): from the second iteration on, each point keeps a
 /// candidate list (a Verlet list: L. Verlet, "Computer 'experiments' on classical fluids",
 /// Phys. Rev. 159, 1967), the segments whose bounding box lay within the reach plus a skin
-/// (detail::repulsive_skin of the clearance) when the list was built, and its owner thread tests
+/// (detail::separation_skin of the clearance) when the list was built, and its owner thread tests
 /// those only. While the points have moved by less than half the skin in all since then (the
 /// largest move of each iteration, summed), no segment outside a list can come within the
 /// clearance of its point, so the sums, taken chunk by chunk in the same order, are the same bit
@@ -157,9 +157,9 @@ struct random_polar {
 /// iteration. Worth it where the relaxation runs many iterations (the hull family runs all 32
 /// on nearly every track). In the families' dispatch kernel, whose polar and bezier tracks
 /// mostly stop after the first iteration, the extra code made those tracks 6-7 % slower
-/// (docs/performance-log.md, entry 34): stages::repulsive tests every segment every iteration.
+/// (docs/performance-log.md, entry 34): stages::polygon_separation tests every segment every iteration.
 template <bool CandidateLists>
-struct basic_repulsive {
+struct basic_polygon_separation {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 2;
 
@@ -167,39 +167,39 @@ struct basic_repulsive {
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
     const int m = ws.num_control;
-    const float clearance = p.repulsive.clearance;
+    const float clearance = p.polygon_separation.clearance;
     const int near = ws.relax_neighbours;
-    const int chunks = repulsive_chunks(m);
+    const int chunks = separation_chunks(m);
     const int items = m * chunks;
-    const float skin = CandidateLists ? repulsive_skin * clearance : 0.0f;
+    const float skin = CandidateLists ? separation_skin * clearance : 0.0f;
     float moved = 0.0f;  // block-uniform: the largest move of each iteration since the lists were built, summed
-    for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
+    for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
       float overlap = 0.0f;
       if (!CandidateLists || iteration == 0) {
         for (int w = ctx.rank(); w < items; w += ctx.size()) {
           const int i = w / chunks;
           const int chunk = w - i * chunks;
           const float3 pi_ = ws.control[i];
-          const float reach = repulsive_reach(clearance, pi_);
+          const float reach = separation_reach(clearance, pi_);
           float3 push = f3(0.0f, 0.0f, 0.0f);
           const int j_end = (chunk + 1) * m / chunks;
           for (int j = chunk * m / chunks; j < j_end; ++j) {
-            if (repulsive_near(i, j, m, near)) continue;
+            if (separation_near(i, j, m, near)) continue;
             const float3 a = ws.control[j];
             const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
             if (!within_segment_box(pi_, a, b, reach)) continue;  // too far to push: no projection
-            repulsive_push(push, overlap, pi_, a, b, clearance);
+            separation_push(push, overlap, pi_, a, b, clearance);
           }
-          ws.repulsive[w] = repulsive_partial{push};
+          ws.separation[w] = separation_partial{push};
         }
         // reduce_max ends with a barrier: every partial is written.
-        if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+        if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
         for (int i = ctx.rank(); i < m; i += ctx.size()) {
           const float3 pi_ = ws.control[i];
           float3 push = f3(0.0f, 0.0f, 0.0f);
-          for (int chunk = 0; chunk < chunks; ++chunk) push = push + ws.repulsive[i * chunks + chunk].push;
+          for (int chunk = 0; chunk < chunks; ++chunk) push = push + ws.separation[i * chunks + chunk].push;
           const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
-          ws.control_next[i] = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
+          ws.control_next[i] = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
         }
         ctx.sync();
       } else if constexpr (CandidateLists) {
@@ -210,30 +210,30 @@ struct basic_repulsive {
         float largest_move = 0.0f;
         for (int i = ctx.rank(); i < m; i += ctx.size()) {
           const float3 pi_ = ws.control[i];
-          const float reach = repulsive_reach(clearance, pi_);
-          repulsive_list& list = ws.repulsive_lists()[i];
+          const float reach = separation_reach(clearance, pi_);
+          separation_list& list = ws.separation_lists()[i];
           float3 push = f3(0.0f, 0.0f, 0.0f);
-          if (rebuild || list.count == repulsive_list_overflow) {
+          if (rebuild || list.count == separation_list_overflow) {
             const float list_reach = reach + skin;
             int count = 0;
             for (int chunk = 0; chunk < chunks; ++chunk) {
               float3 part = f3(0.0f, 0.0f, 0.0f);
               const int j_end = (chunk + 1) * m / chunks;
               for (int j = chunk * m / chunks; j < j_end; ++j) {
-                if (repulsive_near(i, j, m, near)) continue;
+                if (separation_near(i, j, m, near)) continue;
                 const float3 a = ws.control[j];
                 const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
                 if (rebuild) {
                   if (!within_segment_box(pi_, a, b, list_reach)) continue;
-                  if (count < repulsive_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
+                  if (count < separation_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
                   ++count;
                 }
                 if (!within_segment_box(pi_, a, b, reach)) continue;
-                repulsive_push(part, overlap, pi_, a, b, clearance);
+                separation_push(part, overlap, pi_, a, b, clearance);
               }
               push = push + part;
             }
-            if (rebuild) list.count = count <= repulsive_list_capacity ? static_cast<std::uint16_t>(count) : repulsive_list_overflow;
+            if (rebuild) list.count = count <= separation_list_capacity ? static_cast<std::uint16_t>(count) : separation_list_overflow;
           } else {
             const int count = list.count;
             int k = 0;
@@ -244,18 +244,18 @@ struct basic_repulsive {
                 const int j = list.segment[k];
                 const float3 a = ws.control[j];
                 const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
-                if (within_segment_box(pi_, a, b, reach)) repulsive_push(part, overlap, pi_, a, b, clearance);
+                if (within_segment_box(pi_, a, b, reach)) separation_push(part, overlap, pi_, a, b, clearance);
               }
               push = push + part;
             }
           }
           const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
-          const float3 next = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
+          const float3 next = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
           ws.control_next[i] = next;
           largest_move = max_f(largest_move, length(next - pi_));
         }
         // reduce_max ends with a barrier: every control_next is written.
-        if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+        if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
         // Rounded up: a move computed a little short must not let a list outlive its skin.
         moved += ctx.reduce_max(largest_move) * 1.001f + 1e-6f;
       }
@@ -265,11 +265,11 @@ struct basic_repulsive {
   }
 };
 
-/// The relaxation testing every segment every iteration (basic_repulsive): the pipelines whose
+/// The relaxation testing every segment every iteration (basic_polygon_separation): the pipelines whose
 /// tracks rarely relax past the first iteration (the `track` preset's, the families' dispatch).
-using repulsive = basic_repulsive<false>;
-/// The relaxation with candidate lists (basic_repulsive): the same control points, bit for bit;
+using polygon_separation = basic_polygon_separation<false>;
+/// The relaxation with candidate lists (basic_polygon_separation): the same control points, bit for bit;
 /// the hull and voronoi pipelines (presets.hpp), whose tracks relax for many iterations.
-using repulsive_listed = basic_repulsive<true>;
+using polygon_separation_listed = basic_polygon_separation<true>;
 
 }  // namespace track_gen::stages

@@ -233,97 +233,128 @@ struct validate {
     return ds > 0.0f ? static_cast<int>(std::floor(arc / ds)) : n;
   }
 
+  /// c = 2 half_width + clearance_margin [m]: how far apart far-apart sections must be.
+  TRACK_GEN_HD static float clearance(const track_params& p) {
+    return 2.0f * p.half_width + p.validate.clearance_margin;
+  }
+  /// The tightest turn radius accepted [m]: turn_radius_min, and at least the half-width plus half
+  /// the margin, since the inner edge folds over itself on a tighter turn.
+  TRACK_GEN_HD static float min_turn_radius(const track_params& p) {
+    return detail::max_f(p.validate.turn_radius_min, p.half_width + 0.5f * p.validate.clearance_margin);
+  }
+
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
     std::uint32_t fail = 0;
     if (!ws.finite) fail |= status::fail_not_finite;
     if (!(ws.length >= p.validate.length_min && ws.length <= p.validate.length_max)) fail |= status::fail_length;
-    // The inner edge folds over itself on a turn tighter than the half-width (plus half the
-    // margin): such a turn fails whatever turn_radius_min says.
-    const float radius = max_f(p.validate.turn_radius_min, p.half_width + 0.5f * p.validate.clearance_margin);
-    if (!(ws.max_curvature <= 1.0f / radius)) fail |= status::fail_curvature;
+    if (!(ws.max_curvature <= 1.0f / min_turn_radius(p))) fail |= status::fail_curvature;
+    // Nested blocks, not `fail == 0 && !test()`: nvcc spills more in the fused kernels with the
+    // latter (docs/performance-log.md, entry 36).
     if (fail == 0) {
-      // Consecutive samples must be L/N apart within 5%: a loop of the dense centreline
-      // shorter than a sample interval (close control points) shows only here.
-      const int n = ws.num_samples;
-      const float ds = ws.length / static_cast<float>(n);
-      bool uniform = true;
-      for (int k = ctx.rank(); k < n; k += ctx.size()) {
-        const int next = k + 1 == n ? 0 : k + 1;
-        const float chord = length(ws.position[next] - ws.position[k]);
-        // ds sin(x) / x by its series (x <= 1/2 at the turn radii that pass the curvature test:
-        // the next term, x^4 / 120, is below 6e-4).
-        const float x = 0.25f * (std::fabs(ws.out.curvature[k]) + std::fabs(ws.out.curvature[next])) * ds;
-        const float arc_chord = ds * (1.0f - x * x * (1.0f / 6.0f));
-        // Float32 positions resolve about |p| 2^-23: far from the origin (a user track not
-        // re-centred) that noise, not the centreline, decides the chords; allow 4 of it.
-        const float3 pk = ws.position[k];
-        const float noise = 4.0f * 1.1920929e-7f * max_f(max_f(std::fabs(pk.x), std::fabs(pk.y)), std::fabs(pk.z));
-        uniform = uniform && chord >= 0.95f * ds && chord + noise >= 0.99f * arc_chord && chord <= 1.05f * ds;
-      }
-      if (!ctx.all(uniform)) fail |= status::fail_spacing;
+      if (!evenly_spaced(ctx, ws)) fail |= status::fail_spacing;
     }
     if (fail == 0) {  // the O(N^2) test only for candidates that passed the cheap ones
-      const int n = ws.num_samples;
-      const int w = window_samples(p, ws.length, n);
-      const float c = 2.0f * p.half_width + p.validate.clearance_margin;
-      const float c2 = c * c;
-      // Segment k joins samples k and k + 1 (mod N). Segments i and j = i + o are farther apart
-      // along the track than the window when their nearest endpoints are, i + 1 and i + o being
-      // o - 1 > w samples apart, both ways round: o in [w + 2, N - w - 2]. Every unordered pair
-      // once: segment i with i + o for o in [w + 2, N / 2] (for o = N / 2, N even, only
-      // i < N / 2). Each segment gets the same number of partners, so the threads of the block
-      // share the work evenly. (When N / 2 >= w + 2, every pair of samples more than w apart is
-      // an endpoint pair of such a pair of segments: this rejects every track that the test of
-      // sample pairs, before issue 17, rejected.)
-      // Pairs that cannot fail are skipped: the spacing test above bounds every chord by
-      // h = 1.05 L/N, so every point of segment i + o + m is within m h of segment i + o, and
-      // within m h of sample i + o + 1; every point of segment i is within h / 2 of its
-      // midpoint. When segment i + o is D away from segment i, or sample i + o + 1 is D' away
-      // from that midpoint, the next floor((D - c) / h), or floor((D' - h / 2 - c) / h),
-      // partners are farther than c. The exact segment distance D is computed only when D'
-      // cannot prove segment i + o itself clear (D' < c + 3 h / 2): for none of 4096 accepted
-      // tracks of the track preset (host, seed 5), whose pairs evaluated per track fell from
-      // 1482 to 1365 (the first partner is one later, the bound half a partner shorter).
-      // (0.999 keeps the bound safe from float rounding; the result is the same as computing
-      // the distance of every pair.)
-      const int half = n / 2;
-      const bool even = (n & 1) == 0;
-      const float h = 1.05f * (ws.length / static_cast<float>(n));
-      const float inv_chord = 0.999f / h;
-      const float near = c + 1.5f * h;
-      const float near2 = near * near;
-      const float reach = c + 0.5f * h;
-      bool clear = true;
-      for (int i = ctx.rank(); i < n && clear; i += ctx.size()) {
-        const float3 a0 = ws.position[i];
-        const float3 a1 = ws.position[i + 1 == n ? 0 : i + 1];
-        const float3 mid = (a0 + a1) * 0.5f;
-        const int last = even && i >= half ? half - 1 : half;
-        for (int o = w + 2; o <= last;) {
-          const int j = i + o < n ? i + o : i + o - n;
-          const float3 b1 = ws.position[j + 1 == n ? 0 : j + 1];
-          const float3 d = b1 - mid;
-          const float d2 = dot(d, d);
-          float skip;
-          if (d2 < near2) {
-            const float s2 = segment_distance2(a0, a1, ws.position[j], b1);
-            if (s2 < c2) {
-              clear = false;
-              break;
-            }
-            skip = (std::sqrt(s2) - c) * inv_chord;
-          } else {
-            skip = (std::sqrt(d2) - reach) * inv_chord;
-          }
-          o += 1 + (skip < static_cast<float>(n) ? static_cast<int>(skip) : n);
-        }
-      }
-      if (!ctx.all(clear)) fail |= status::fail_clearance;
+      if (!clear_of_itself(ctx, ws, p)) fail |= status::fail_clearance;
     }
     ws.fail_bits = fail;
     ws.valid = fail == 0;
+  }
+
+  /// Whether a finite track of an acceptable length fails the tests of its shape (curvature,
+  /// spacing, clearance), as run() would decide; block-uniform (all threads call it).
+  template <class Ctx>
+  TRACK_GEN_HD static bool fails_on_shape(Ctx& ctx, const detail::workspace& ws, const track_params& p) {
+    return !(ws.max_curvature <= 1.0f / min_turn_radius(p)) || !evenly_spaced(ctx, ws) || !clear_of_itself(ctx, ws, p);
+  }
+
+  /// The spacing test (block-uniform; all threads call it).
+  template <class Ctx>
+  TRACK_GEN_HD static bool evenly_spaced(Ctx& ctx, const detail::workspace& ws) {
+    using namespace detail;
+    // Consecutive samples must be L/N apart within 5%: a loop of the dense centreline
+    // shorter than a sample interval (close control points) shows only here.
+    const int n = ws.num_samples;
+    const float ds = ws.length / static_cast<float>(n);
+    bool uniform = true;
+    for (int k = ctx.rank(); k < n; k += ctx.size()) {
+      const int next = k + 1 == n ? 0 : k + 1;
+      const float chord = length(ws.position[next] - ws.position[k]);
+      // ds sin(x) / x by its series (x <= 1/2 at the turn radii that pass the curvature test:
+      // the next term, x^4 / 120, is below 6e-4).
+      const float x = 0.25f * (std::fabs(ws.out.curvature[k]) + std::fabs(ws.out.curvature[next])) * ds;
+      const float arc_chord = ds * (1.0f - x * x * (1.0f / 6.0f));
+      // Float32 positions resolve about |p| 2^-23: far from the origin (a user track not
+      // re-centred) that noise, not the centreline, decides the chords; allow 4 of it.
+      const float3 pk = ws.position[k];
+      const float noise = 4.0f * 1.1920929e-7f * max_f(max_f(std::fabs(pk.x), std::fabs(pk.y)), std::fabs(pk.z));
+      uniform = uniform && chord >= 0.95f * ds && chord + noise >= 0.99f * arc_chord && chord <= 1.05f * ds;
+    }
+    return ctx.all(uniform);
+  }
+
+  /// The clearance test (block-uniform; all threads call it). Its chord bound assumes the
+  /// spacing test passed.
+  template <class Ctx>
+  TRACK_GEN_HD static bool clear_of_itself(Ctx& ctx, const detail::workspace& ws, const track_params& p) {
+    using namespace detail;
+    const int n = ws.num_samples;
+    const int w = window_samples(p, ws.length, n);
+    const float c = clearance(p);
+    const float c2 = c * c;
+    // Segment k joins samples k and k + 1 (mod N). Segments i and j = i + o are farther apart
+    // along the track than the window when their nearest endpoints are, i + 1 and i + o being
+    // o - 1 > w samples apart, both ways round: o in [w + 2, N - w - 2]. Every unordered pair
+    // once: segment i with i + o for o in [w + 2, N / 2] (for o = N / 2, N even, only
+    // i < N / 2). Each segment gets the same number of partners, so the threads of the block
+    // share the work evenly. (When N / 2 >= w + 2, every pair of samples more than w apart is
+    // an endpoint pair of such a pair of segments: this rejects every track that the test of
+    // sample pairs, before issue 17, rejected.)
+    // Pairs that cannot fail are skipped: the spacing test above bounds every chord by
+    // h = 1.05 L/N, so every point of segment i + o + m is within m h of segment i + o, and
+    // within m h of sample i + o + 1; every point of segment i is within h / 2 of its
+    // midpoint. When segment i + o is D away from segment i, or sample i + o + 1 is D' away
+    // from that midpoint, the next floor((D - c) / h), or floor((D' - h / 2 - c) / h),
+    // partners are farther than c. The exact segment distance D is computed only when D'
+    // cannot prove segment i + o itself clear (D' < c + 3 h / 2): for none of 4096 accepted
+    // tracks of the track preset (host, seed 5), whose pairs evaluated per track fell from
+    // 1482 to 1365 (the first partner is one later, the bound half a partner shorter).
+    // (0.999 keeps the bound safe from float rounding; the result is the same as computing
+    // the distance of every pair.)
+    const int half = n / 2;
+    const bool even = (n & 1) == 0;
+    const float h = 1.05f * (ws.length / static_cast<float>(n));
+    const float inv_chord = 0.999f / h;
+    const float near = c + 1.5f * h;
+    const float near2 = near * near;
+    const float reach = c + 0.5f * h;
+    bool clear = true;
+    for (int i = ctx.rank(); i < n && clear; i += ctx.size()) {
+      const float3 a0 = ws.position[i];
+      const float3 a1 = ws.position[i + 1 == n ? 0 : i + 1];
+      const float3 mid = (a0 + a1) * 0.5f;
+      const int last = even && i >= half ? half - 1 : half;
+      for (int o = w + 2; o <= last;) {
+        const int j = i + o < n ? i + o : i + o - n;
+        const float3 b1 = ws.position[j + 1 == n ? 0 : j + 1];
+        const float3 d = b1 - mid;
+        const float d2 = dot(d, d);
+        float skip;
+        if (d2 < near2) {
+          const float s2 = segment_distance2(a0, a1, ws.position[j], b1);
+          if (s2 < c2) {
+            clear = false;
+            break;
+          }
+          skip = (std::sqrt(s2) - c) * inv_chord;
+        } else {
+          skip = (std::sqrt(d2) - reach) * inv_chord;
+        }
+        o += 1 + (skip < static_cast<float>(n) ? static_cast<int>(skip) : n);
+      }
+    }
+    return ctx.all(clear);
   }
 };
 

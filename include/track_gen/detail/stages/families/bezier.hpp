@@ -27,7 +27,7 @@ namespace track_gen::stages {
 /// follows the Bezier curve closely (it interpolates these samples). z = 0.
 ///
 /// The control points are samples of one curve, about 1 m apart, not the corners of a polygon:
-/// stages::repulsive leaves max(samples_per_piece, 2) segments on either side of a point alone
+/// stages::polygon_separation leaves max(samples_per_piece, 2) segments on either side of a point alone
 /// (ws.relax_neighbours: a piece's worth each way), else a corner's own bend
 /// reads as the track coming back on itself and the relaxation never settles (68 % of bezier
 /// tracks ran all its iterations with 2). The spline gets the families' dense budget
@@ -40,8 +40,8 @@ struct bezier_corners {
   static constexpr std::uint32_t stage_id = 10;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::bezier;
-  /// Whether stages::repulsive runs many iterations on this family's control polygons (its tracks mostly stop after the first iteration):
-  /// its one-family pipeline then relaxes with stages::repulsive_listed (presets.hpp).
+  /// Whether stages::polygon_separation runs many iterations on this family's control polygons (its tracks mostly stop after the first iteration):
+  /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = false;
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):

@@ -62,8 +62,8 @@ struct checkpoint_walk {
   static constexpr std::uint32_t stage_id = 13;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::checkpoint;
-  /// Whether stages::repulsive runs many iterations on this family's control polygons (its walks leave the relaxation nothing to push):
-  /// its one-family pipeline then relaxes with stages::repulsive_listed (presets.hpp).
+  /// Whether stages::polygon_separation runs many iterations on this family's control polygons (its walks leave the relaxation nothing to push):
+  /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = false;
 
   /// Steps between recorded points: round(control_spacing / step_length), in [1, max_steps].

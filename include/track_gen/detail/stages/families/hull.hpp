@@ -32,8 +32,8 @@ struct hull_corners {
   static constexpr std::uint32_t stage_id = 11;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::hull;
-  /// Whether stages::repulsive runs many iterations on this family's control polygons (its narrow neighbour band keeps it relaxing for all max_iterations on nearly every track):
-  /// its one-family pipeline then relaxes with stages::repulsive_listed (presets.hpp).
+  /// Whether stages::polygon_separation runs many iterations on this family's control polygons (its narrow neighbour band keeps it relaxing for all max_iterations on nearly every track):
+  /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = true;
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):

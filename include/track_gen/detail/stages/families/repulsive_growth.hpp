@@ -215,7 +215,7 @@ namespace track_gen::stages {
 ///
 /// The curve's points become the control points, evenly spaced (`points` of them once the flow
 /// reaches the finest level; a schedule too short to reach it hands over a coarser level's); the
-/// spline gets the families' dense budget, and stages::repulsive leaves them where they are.
+/// spline gets the families' dense budget, and stages::polygon_separation leaves them where they are.
 ///
 /// Block work: every O(n^2) pass gives each thread its own points (a thread sums over all
 /// partners in one order), and every sum over the curve runs in chunks in one order
@@ -229,8 +229,8 @@ struct repulsive_growth {
   static constexpr std::uint32_t stage_id = 18;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::repulsive;
-  /// Whether stages::repulsive runs many iterations on this family's control polygons: the grown
-  /// curve is self-avoiding already, so its one-family pipeline keeps stages::repulsive.
+  /// Whether stages::polygon_separation runs many iterations on this family's control polygons: the grown
+  /// curve is self-avoiding already, so its one-family pipeline keeps stages::polygon_separation.
   static constexpr bool long_relaxation = false;
   /// Threads of the generation kernel per SM that `__launch_bounds__` must fit (pipeline.hpp):
   /// 512, so 128 registers a thread. The flow's arrays (20 KB at 256 points: growth::layout), with
@@ -565,7 +565,7 @@ struct repulsive_growth {
     for (int i = ctx.rank(); i < n; i += ctx.size()) ws.control[i] = f3(mul_rn(x[i].x, to_metres), mul_rn(x[i].y, to_metres), 0.0f);
     ws.num_control = n;
     ws.dense_budget = family_dense_budget(p.spline.samples_per_segment);
-    // The curve keeps itself apart: stages::repulsive, whose clearance pushed the strands of a
+    // The curve keeps itself apart: stages::polygon_separation, whose clearance pushed the strands of a
     // fold apart and its turns too tight, leaves it alone (no segment is beyond this band).
     ws.relax_neighbours = n / 2;
     ctx.sync();

@@ -46,8 +46,8 @@ struct voronoi_sites {
   static constexpr std::uint32_t stage_id = 12;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::voronoi;
-  /// Whether stages::repulsive runs many iterations on this family's control polygons (4.7 iterations after the first, on average):
-  /// its one-family pipeline then relaxes with stages::repulsive_listed (presets.hpp).
+  /// Whether stages::polygon_separation runs many iterations on this family's control polygons (4.7 iterations after the first, on average):
+  /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = true;
   /// First draw index of the site field (above every target draw: K <= 256).
   static constexpr std::uint32_t site_draw_base = 0x01000000u;

@@ -1,18 +1,18 @@
 #pragma once
 /// @file
-/// stages::repulsive_listed's candidate lists (Verlet lists) change no result, and
-/// stages::repulsive, which tests every segment, gives the same. Reference: the scheme
+/// stages::polygon_separation_listed's candidate lists (Verlet lists) change no result, and
+/// stages::polygon_separation, which tests every segment, gives the same. Reference: the scheme
 /// as documented, written here without lists and without the bounding-box skip: every
 /// iteration tests every segment outside the neighbour band of every point, and adds each
 /// point's pushes chunk by chunk in segment order (the one per-pair formula,
-/// detail::repulsive_push, is shared: what is under test is which segments each pass visits).
+/// detail::separation_push, is shared: what is under test is which segments each pass visits).
 /// - Whole tracks: hull, bezier and voronoi courses at their defaults, the polar family with a
 ///   clearance that keeps it relaxing, and hull with two Chaikin passes (more control points
 ///   than a CUDA block has threads), each
 ///   built with either stage and with the reference stage in its place: every
 ///   env's samples and status equal, bit for bit, on the backend under test.
-/// Templated over the backend policy; instantiated in repulsive_lists_test.cpp (host, with a
-/// case of the stage alone) and repulsive_lists_test.cu (CUDA).
+/// Templated over the backend policy; instantiated in polygon_separation_lists_test.cpp (host, with a
+/// case of the stage alone) and polygon_separation_lists_test.cu (CUDA).
 
 #include "backend_support.hpp"
 
@@ -31,7 +31,7 @@ namespace tg_test {
 /// The relaxation as documented, without lists or skips: iteration by iteration, each point's
 /// push over every segment outside its band, in chunk order, until the largest overlap is
 /// below the tolerance. On request (host runs) it also follows the list schedule that
-/// stages::repulsive_listed documents (rebuild in the second iteration and whenever twice the
+/// stages::polygon_separation_listed documents (rebuild in the second iteration and whenever twice the
 /// summed largest moves exceed the skin; a point overflows when more than the capacity of its
 /// segments lie within the reach plus the skin at a rebuild), to count what the listed stage's
 /// paths see (the rebuilds after the first, the iterations in which an overflowed point scans
@@ -62,15 +62,15 @@ struct reference_repulsive {
                                  record& r, int* candidates) {
     using namespace track_gen::detail;
     const int m = ws.num_control;
-    const int chunks = repulsive_chunks(m);
-    const float clearance = p.repulsive.clearance;
-    const float skin = repulsive_skin * clearance;
+    const int chunks = separation_chunks(m);
+    const float clearance = p.polygon_separation.clearance;
+    const float skin = separation_skin * clearance;
     float moved = 0.0f;
     auto outside_band = [&](int i, int j) {
       const int ahead = (j - i + m) % m;  // segment j is `ahead` segments after point i
       return ahead >= ws.relax_neighbours && ahead < m - ws.relax_neighbours;
     };
-    for (int iteration = 0; iteration < p.repulsive.max_iterations; ++iteration) {
+    for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
       if (r.follow_lists && iteration >= 1) {
         const bool rebuild = iteration == 1 || !(2.0f * moved <= skin);
         if (rebuild) {
@@ -79,14 +79,14 @@ struct reference_repulsive {
           r.later_rebuilds += iteration > 1 ? 1 : 0;
           for (int i = 0; i < m; ++i) {
             int count = 0;
-            const float reach = repulsive_reach(clearance, ws.control[i]) + skin;
+            const float reach = separation_reach(clearance, ws.control[i]) + skin;
             for (int j = 0; j < m; ++j)
               count += outside_band(i, j) &&
                             within_segment_box(ws.control[i], ws.control[j], ws.control[(j + 1) % m], reach);
             candidates[i] = count;
           }
         } else {
-          for (int i = 0; i < m; ++i) r.overflow_scans += candidates[i] > repulsive_list_capacity ? 1 : 0;
+          for (int i = 0; i < m; ++i) r.overflow_scans += candidates[i] > separation_list_capacity ? 1 : 0;
         }
       }
       float overlap = 0.0f;
@@ -97,14 +97,14 @@ struct reference_repulsive {
         for (int chunk = 0; chunk < chunks; ++chunk) {
           float3 part = f3(0.0f, 0.0f, 0.0f);
           for (int j = chunk * m / chunks; j < (chunk + 1) * m / chunks; ++j)
-            if (outside_band(i, j)) repulsive_push(part, overlap, pi_, ws.control[j], ws.control[(j + 1) % m], clearance);
+            if (outside_band(i, j)) separation_push(part, overlap, pi_, ws.control[j], ws.control[(j + 1) % m], clearance);
           push = push + part;
         }
         const float3 mid = (ws.control[(i + m - 1) % m] + ws.control[(i + 1) % m]) * 0.5f;
-        ws.control_next[i] = pi_ + push + (mid - pi_) * p.repulsive.smoothing;
+        ws.control_next[i] = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
         largest_move = max_f(largest_move, length(ws.control_next[i] - pi_));
       }
-      if (ctx.reduce_max(overlap) < p.repulsive.tolerance) break;
+      if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
       moved += ctx.reduce_max(largest_move) * 1.001f + 1e-6f;
       for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
       ctx.sync();
@@ -133,18 +133,18 @@ inline int differing_envs(const track_gen::track_snapshot& a, const track_gen::t
   return differing;
 }
 
-/// Builds `p`'s tracks with stages::repulsive_listed, stages::repulsive and the reference; every
+/// Builds `p`'s tracks with stages::polygon_separation_listed, stages::polygon_separation and the reference; every
 /// env's samples and status must be equal, bit for bit. Returns how many envs got a track of the
 /// generator (valid, not the fallback ellipse): the envs whose comparison says something.
 template <class Family, class Policy>
 int same_tracks(const track_gen::track_params& p) {
   namespace tg = track_gen;
   typename backend<Policy>::stream_holder stream;
-  tg::course<relax_pipeline<Family, tg::stages::repulsive_listed>, Policy> listed(p, 1.0f, stream.get());
-  tg::course<relax_pipeline<Family, tg::stages::repulsive>, Policy> every(p, 1.0f, stream.get());
+  tg::course<relax_pipeline<Family, tg::stages::polygon_separation_listed>, Policy> listed(p, 1.0f, stream.get());
+  tg::course<relax_pipeline<Family, tg::stages::polygon_separation>, Policy> every(p, 1.0f, stream.get());
   tg::course<relax_pipeline<Family, reference_repulsive>, Policy> plain(p, 1.0f, stream.get());
   const tg::track_snapshot r = plain.copy_tracks(stream.get());
-  CHECK(differing_envs(listed.copy_tracks(stream.get()), r, "repulsive_listed") == 0);
+  CHECK(differing_envs(listed.copy_tracks(stream.get()), r, "polygon_separation_listed") == 0);
   CHECK(differing_envs(every.copy_tracks(stream.get()), r, "repulsive") == 0);
   int generated = 0;
   for (std::uint32_t st : r.status)
@@ -153,7 +153,7 @@ int same_tracks(const track_gen::track_params& p) {
 }
 
 TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of testing every segment", Policy,
-                          repulsive_lists_tracks) {
+                          polygon_separation_lists_tracks) {
   namespace tg = track_gen;
   const int envs = scaled(256, 16, 16);
   auto params = [&](tg::generator_family f, std::uint64_t seed) {
@@ -173,7 +173,7 @@ TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of tes
   }
   SUBCASE("polar, kept relaxing by a wide clearance") {
     tg::track_params p = params(tg::generator_family::polar, 8);
-    p.repulsive.clearance = 4.0f;
+    p.polygon_separation.clearance = 4.0f;
     CHECK(same_tracks<tg::stages::random_polar, Policy>(p) > envs / 2);
   }
   SUBCASE("hull, more control points than a block has threads") {
@@ -182,7 +182,7 @@ TEST_CASE_TEMPLATE_DEFINE("repulsive: the candidate lists give the tracks of tes
     tg::track_params p = params(tg::generator_family::hull, 9);
     p.num_envs = scaled(64, 8, 8);
     p.hull.chaikin_passes = 2;
-    p.repulsive.clearance = 0.75f;
+    p.polygon_separation.clearance = 0.75f;
     CHECK(same_tracks<tg::stages::hull_corners, Policy>(p) > p.num_envs / 2);
   }
 }

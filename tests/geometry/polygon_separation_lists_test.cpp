@@ -1,8 +1,8 @@
-// Host instantiation of repulsive_lists_tests.hpp, and the stage alone: on hull and polar control
-// polygons (host context), stages::repulsive_listed and the reference give the same polygon bit
+// Host instantiation of polygon_separation_lists_tests.hpp, and the stage alone: on hull and polar control
+// polygons (host context), stages::polygon_separation_listed and the reference give the same polygon bit
 // for bit, over cases whose list schedule (followed by the reference) rebuilt lists after the
 // first build and used overflowed lists between rebuilds.
-#include "repulsive_lists_tests.hpp"
+#include "polygon_separation_lists_tests.hpp"
 
 #include <track_gen/detail/host/block_context.hpp>
 
@@ -10,9 +10,9 @@
 #include <utility>
 
 namespace tg_test {
-TEST_CASE_TEMPLATE_APPLY(repulsive_lists_tracks, std::tuple<track_gen::host_policy>);
+TEST_CASE_TEMPLATE_APPLY(polygon_separation_lists_tracks, std::tuple<track_gen::host_policy>);
 
-/// One control polygon of `Family` relaxed by stages::repulsive_listed and by the reference
+/// One control polygon of `Family` relaxed by stages::polygon_separation_listed and by the reference
 /// (host context), with what the reference's list schedule saw.
 struct relaxed_pair {
   std::vector<float3> listed, plain;
@@ -46,16 +46,16 @@ relaxed_pair relax_both(const track_gen::track_params& p, std::uint32_t env) {
     const tg::detail::host_block_context ctx;
     Family::run(ctx, ws, p);
     if (pass == 0) {
-      tg::stages::repulsive_listed::run(ctx, ws, p);
+      tg::stages::polygon_separation_listed::run(ctx, ws, p);
       out.listed.assign(ws.control, ws.control + ws.num_control);
-      for (int i = 0; i < ws.num_control; ++i) counts.push_back(ws.repulsive_lists()[i].count);
+      for (int i = 0; i < ws.num_control; ++i) counts.push_back(ws.separation_lists()[i].count);
     } else {
       reference_repulsive::relax(ctx, ws, p, out.record, candidates.data());
       out.plain.assign(ws.control, ws.control + ws.num_control);
       // A stage that rebuilt at other iterations (more often, say) would end with other lists.
       for (int i = 0; out.record.built && i < ws.num_control; ++i) {
         const int c = candidates[static_cast<std::size_t>(i)];
-        const int want = c > tg::detail::repulsive_list_capacity ? tg::detail::repulsive_list_overflow : c;
+        const int want = c > tg::detail::separation_list_capacity ? tg::detail::separation_list_overflow : c;
         out.stale_lists += counts[static_cast<std::size_t>(i)] != want ? 1 : 0;
       }
     }
@@ -85,7 +85,7 @@ TEST_CASE("repulsive: the stage alone against the reference, past list rebuilds 
   for (const stage_case& c : cases) {
     tg::track_params p = tg::presets::track(1);
     p.seed = 21;
-    p.repulsive.clearance = c.clearance;
+    p.polygon_separation.clearance = c.clearance;
     if (c.polar) {
       p.polar.control_points = 40;
       p.polar.elevation_max = 6.0f;
