@@ -339,14 +339,18 @@ class course {
 /// the gate capacity (cost_estimate). Construction refuses a set whose estimate exceeds
 /// `params.budget` (std::invalid_argument naming the budget); raise the budget to accept it.
 /// `grid_stage`: the pipeline holds `stages::dense_repulsive` (long_track_pipeline), whose work
-/// counts when the parameters turn it on. course::required_bytes gives a course's exact bytes.
+/// counts when the parameters turn it on; the centreline relaxation's counts whenever
+/// `relaxation.max_iterations` > 0 (a pipeline without it refuses that setting anyway).
+/// course::required_bytes gives a course's exact bytes.
 /// @throws std::invalid_argument a parameter out of range or a capacity past its bound (not the
 ///         budget: compare the estimate with `params.budget` yourself, or construct).
 inline cost_estimate estimate_cost(const track_params& params, float checkpoint_spacing, bool grid_stage = true) {
   detail::check_params(params, checkpoint_spacing);
   const detail::generator_plan plan = detail::make_generator_plan(
       params, checkpoint_spacing, nullptr, user_tracks::kind::control_points, {}, false,
-      detail::pipeline_sizes{&detail::random_control_points, &detail::random_dense_samples}, 0, 0);
+      detail::pipeline_sizes{&detail::random_control_points, &detail::random_dense_samples,
+                             params.relaxation.max_iterations > 0},
+      0, 0);
   return detail::estimate_cost(params, {}, nullptr, plan, grid_stage);
 }
 

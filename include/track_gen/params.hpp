@@ -474,8 +474,9 @@ struct relaxation_params {
   /// Scale of the bending guard's pull toward the neighbours' midpoint, in [0, 10]
   /// (relax_bend_relax).
   float bending_weight = 1.5f;
-  /// Spectral radius estimate of the Chebyshev acceleration, in [0, 0.999]; 0 leaves the sweeps
-  /// unaccelerated (relax_cheby_rho; relax_accel = "none" is 0).
+  /// Spectral radius estimate of the Chebyshev acceleration, in [0, 0.999]; 0: no acceleration,
+  /// the sweeps from chebyshev_start on still damped by chebyshev_gamma (relax_cheby_rho;
+  /// relax_accel = "none" is rho 0 and gamma 1).
   float chebyshev_rho = 0.98f;
   /// Under-relaxation of the accelerated sweeps, in (0, 1] (relax_cheby_gamma).
   float chebyshev_gamma = 0.9f;

@@ -73,12 +73,17 @@ def test_relaxation_names_flatten_without_the_extension():
         presets.track(4, relax_enable=1)
     with pytest.raises(TypeError, match="'relax_enable'.*must be a bool"):
         presets.track(4, relax_enable="yes")
-    # relax_accel: "chebyshev" (our default) sets nothing; "none" is no acceleration, rho 0.
-    assert "relaxation.chebyshev_rho" not in presets.track(4, relax_accel="chebyshev").overrides
+    # relax_accel: "chebyshev" (the C++ defaults) sets nothing; "none" is plain Jacobi sweeps,
+    # rho 0 and gamma 1, whatever relax_cheby_* say.
+    assert dict(presets.track(4, relax_accel="chebyshev").overrides) == {"seed": 0}
     p = presets.track(4, relax_accel="none", relax_cheby_rho=0.9)
-    assert p.overrides["relaxation.chebyshev_rho"] == 0.0
+    assert p.overrides["relaxation.chebyshev_rho"] == 0.0 and p.overrides["relaxation.chebyshev_gamma"] == 1.0
     assert p.given_as["relaxation.chebyshev_rho"] == "relax_accel"
     assert presets.track(4, relax_accel="chebyshev", relax_cheby_rho=0.9).overrides["relaxation.chebyshev_rho"] == 0.9
+    # replace(): "chebyshev" drops an earlier "none"; relax_enable=True keeps an earlier count.
+    p = presets.track(4, relax_accel="none", relax_iters=30).replace(relax_accel="chebyshev", relax_enable=True)
+    assert dict(p.overrides) == {"relaxation.max_iterations": 30, "seed": 0}
+    assert p.given_as["relaxation.max_iterations"] == "relax_iters"
     for accel in ("anderson", "Chebyshev", None, 0):
         with pytest.raises(ValueError, match="'relax_accel'.*'chebyshev'.*'none'"):
             presets.track(4, relax_accel=accel)

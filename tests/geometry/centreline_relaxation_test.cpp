@@ -213,3 +213,20 @@ TEST_CASE("gate courses and gate sequences refuse the relaxation (they build no 
   CHECK_NOTHROW(gates(p, tg::presets::gate_course_spacing(p)));
 }
 }  // namespace
+
+namespace {
+TEST_CASE("the cost estimate counts the relaxation's sweeps when it is on") {
+  tg::track_params p = tg::presets::track(4);
+  const double off = tg::estimate_cost(p, 0.6f).operations_per_track;
+  p.relaxation.max_iterations = 50;
+  const double on = tg::estimate_cost(p, 0.6f).operations_per_track;
+  const double n = p.num_samples;
+  // Every attempt: 50 sweeps of N^2 bead pairs at worst; and the scratch grows to 4 N dense samples.
+  CHECK(on - off >= p.validate.max_attempts * 50.0 * n * n);
+  CHECK(on - off < p.validate.max_attempts * 50.0 * n * n + 0.01 * off + 1e6);
+  // A pipeline with the stage refuses what the budget does not cover, naming the relaxation.
+  p.budget.operations_per_track = static_cast<float>(0.5 * (on + off));
+  using relaxed_course = tg::course<tg::presets::relaxed_family_pipeline, tg::host_policy>;
+  CHECK_THROWS_WITH_AS(relaxed_course(p, 0.6f), doctest::Contains("centreline relaxation"), std::invalid_argument);
+}
+}  // namespace

@@ -412,7 +412,8 @@ inline constexpr param_range param_ranges[] = {
    "tenth of a deficit"},
   {param::relaxation_chebyshev_rho, "track_params.relaxation.chebyshev_rho", "", false, 0, 0.999, bound::closed,
    bound::closed, nullptr,
-   "a spectral radius estimate, below 1 (the weights 4 / (4 - rho^2 w) stay finite); 0 leaves the sweeps plain"},
+   "a spectral radius estimate, below 1 (the weights 4 / (4 - rho^2 w) stay finite); 0: no acceleration "
+   "(chebyshev_gamma still damps)"},
   {param::relaxation_chebyshev_gamma, "track_params.relaxation.chebyshev_gamma", "", false, 0, 1, bound::open,
    bound::closed, nullptr, "an under-relaxation factor: positive, at most 1 (no damping)"},
   {param::relaxation_chebyshev_start, "track_params.relaxation.chebyshev_start", "", true, 0, 1000, bound::closed,

@@ -50,7 +50,8 @@ it on with ``relaxation={"max_iterations": 50}`` or the seed system's names ``re
 ``relax_margin``, ``relax_sep_relax``, ``relax_spc_relax``, ``relax_bend_relax``,
 ``relax_cheby_rho``, ``relax_cheby_gamma``, ``relax_cheby_start``, ``relax_smooth_passes``, and
 its switches ``relax_enable`` (True: 50 sweeps unless ``relax_iters`` says how many; False: off),
-``relax_accel`` (``"chebyshev"``, or ``"none"``: ``chebyshev_rho`` 0, plain Jacobi sweeps) and
+``relax_accel`` (``"chebyshev"``, the default; or ``"none"``: ``chebyshev_rho`` 0 and
+``chebyshev_gamma`` 1, plain Jacobi sweeps) and
 ``relax_solver`` (``"xpbd"`` only). A relaxed track has the ``relaxed`` status bit. With the
 relaxation on, a ``Course`` runs ``elevated_relaxed_family_pipeline``; gate courses have no relaxation
 (``Course.gates`` refuses ``max_iterations`` > 0).
@@ -116,6 +117,7 @@ _SEED_UNSUPPORTED = {"repulsive_stages": "use repulsive_growth.points (the fines
 _RELAX_SWITCHES = {"relax_enable": "relaxation.max_iterations", "relax_accel": "relaxation.chebyshev_rho",
                    "relax_solver": None}
 _RELAX_DEFAULT_ITERATIONS = 50  # the seed system's relax_iters
+_CHEBYSHEV_FIELDS = ("relaxation.chebyshev_rho", "relaxation.chebyshev_gamma")
 _RELAX_ACCELS = ("chebyshev", "none")
 # Our own names before the control polygon's push was renamed (the seed system's repulsive_* names
 # belong to the repulsive family, repulsive_growth).
@@ -156,10 +158,19 @@ class TrackParams:
         return self.device == "cpu"
 
     def replace(self, **overrides) -> "TrackParams":
-        """A copy with more overrides (same rules as the preset functions)."""
+        """A copy with more overrides (same rules as the preset functions; ``relax_enable=True``
+        keeps a sweep count set before, ``relax_accel="chebyshev"`` drops an earlier ``"none"``'s
+        values, back to the C++ defaults)."""
         merged = dict(self.overrides)
-        merged.update(_flatten(overrides))
-        return TrackParams(self.preset, self.num_envs, self.device, merged)
+        given_as = dict(self.given_as)
+        flat = _flatten(overrides, given_as, existing=self.overrides)
+        if overrides.get("relax_accel") == "chebyshev":
+            for name in _CHEBYSHEV_FIELDS:
+                if name not in flat:
+                    merged.pop(name, None)
+                    given_as.pop(name, None)
+        merged.update(flat)
+        return TrackParams(self.preset, self.num_envs, self.device, merged, given_as)
 
     def resolved(self) -> Dict[str, Any]:
         """Every parameter's value, the preset's defaults with the overrides applied (calls the
@@ -205,7 +216,8 @@ def _check_value(name: str, value) -> Any:
     return value
 
 
-def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = None,
+             existing: Mapping[str, Any] = {}) -> Dict[str, Any]:  # noqa: B006 (read only)
     """{"polar": {"radius_min": 5}} and {"polar__radius_min": 5} -> {"polar.radius_min": 5};
     generator="bezier" stays a name; generator_weights={"hull": 1} -> {"generator.weights.hull": 1};
     the seed system's names -> ours (`given_as`, when given, gets {our name: the seed's name})."""
@@ -246,7 +258,7 @@ def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = 
         flat[name] = _check_value(name, value)
         if given_as is not None and key in _SEED_NAMES:
             given_as[name] = key
-    _relax_switches(overrides, flat, given_as)
+    _relax_switches(overrides, flat, given_as, existing)
     return flat
 
 
@@ -259,31 +271,35 @@ def _check_relax_switch(key: str, value) -> None:
     elif key == "relax_accel":
         if not (isinstance(value, str) and value in _RELAX_ACCELS):
             raise ValueError(f"track parameter 'relax_accel' (a seed-system name) must be 'chebyshev' "
-                             f"(relaxation.chebyshev_rho > 0) or 'none' (plain Jacobi sweeps: relaxation.chebyshev_rho "
-                             f"= 0), got {value!r}")
+                             f"(the Chebyshev acceleration at relaxation.chebyshev_rho / chebyshev_gamma) or 'none' "
+                             f"(plain Jacobi sweeps: chebyshev_rho 0, chebyshev_gamma 1), got {value!r}")
     elif not (isinstance(value, str) and value == "xpbd"):  # relax_solver
         raise ValueError(f"track parameter 'relax_solver' (a seed-system name) = {value!r}: only 'xpbd' exists "
                          "here (stages::centreline_relaxation; the seed system's 'energy' and 'tp_sobolev' solvers "
                          "do not)")
 
 
-def _relax_switches(overrides: Mapping[str, Any], flat: Dict[str, Any], given_as: Optional[Dict[str, str]]) -> None:
+def _relax_switches(overrides: Mapping[str, Any], flat: Dict[str, Any], given_as: Optional[Dict[str, str]],
+                    existing: Mapping[str, Any] = {}) -> None:  # noqa: B006 (read only)
     """The seed system's relaxation switches (checked in the loop) applied to `flat`:
     relax_enable=False sets relaxation.max_iterations to 0 (over relax_iters), relax_enable=True
-    to 50 unless relax_iters or relaxation.max_iterations is given; relax_accel="none" sets
-    relaxation.chebyshev_rho to 0 (over relax_cheby_rho); relax_solver="xpbd" sets nothing.
+    to 50 unless relax_iters or relaxation.max_iterations is given (in this call, or positive in
+    `existing`, the overrides a replace() adds to); relax_accel="none" sets
+    relaxation.chebyshev_rho to 0 and chebyshev_gamma to 1 (plain Jacobi sweeps, over
+    relax_cheby_rho / relax_cheby_gamma); relax_accel="chebyshev" (the C++ defaults) and
+    relax_solver="xpbd" set nothing.
     `given_as` (when not None) gets the switch for each field it set."""
     enable = overrides.get("relax_enable")
     iterations = _RELAX_SWITCHES["relax_enable"]
-    if enable is False or (enable is True and iterations not in flat):
+    if enable is False or (enable is True and iterations not in flat and not existing.get(iterations, 0) > 0):
         flat[iterations] = _RELAX_DEFAULT_ITERATIONS if enable else 0
         if given_as is not None:
             given_as[iterations] = "relax_enable"
     if overrides.get("relax_accel") == "none":
-        rho = _RELAX_SWITCHES["relax_accel"]
-        flat[rho] = 0.0
-        if given_as is not None:
-            given_as[rho] = "relax_accel"
+        for field, value in zip(_CHEBYSHEV_FIELDS, (0.0, 1.0)):
+            flat[field] = value
+            if given_as is not None:
+                given_as[field] = "relax_accel"
 
 
 def _make(preset: str, num_envs, device, seed, overrides) -> TrackParams:

@@ -6,6 +6,7 @@
 #include <track_gen/detail/fields.hpp>
 #include <track_gen/detail/generate/generate_track.hpp>
 #include <track_gen/detail/host_checks.hpp>
+#include <track_gen/detail/stages/centreline_relaxation.hpp>
 #include <track_gen/detail/stages/random_family.hpp>
 #include <track_gen/detail/workspace.hpp>
 #include <track_gen/params.hpp>
@@ -94,9 +95,11 @@ inline int random_control_points(const track_params& p) {
 }
 
 /// The most dense samples of a random track of `p` when the pipeline is not known
-/// (estimate_cost): as random_control_points, the largest of the families' and the polar stage's.
+/// (estimate_cost): as random_control_points, the largest of the families' and the polar stage's,
+/// and the centreline relaxation's scratch when it is on.
 inline int random_dense_samples(const track_params& p) {
-  return std::max(p.polar.control_points * p.spline.samples_per_segment, stages::random_any_family::max_dense_samples(p));
+  return std::max({p.polar.control_points * p.spline.samples_per_segment, stages::random_any_family::max_dense_samples(p),
+                   stages::centreline_relaxation::max_dense_samples(p)});
 }
 
 /// Throws std::invalid_argument unless `p.generator` selects only the family `family` (an int
