@@ -75,7 +75,7 @@ def main():
         axes[r][0].set_ylabel(name, fontsize=10)
     fig.suptitle("track_gen generator families (track preset, seed %d): borders, gates (red: start line), "
                  "compactness c = 4 pi A / P^2" % args.seed, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))  # room for the title above the first row's
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")
 
