@@ -173,6 +173,9 @@ struct pipeline {
   /// Whether the pipeline relaxes failing attempts (stages::centreline_relaxation): the stored
   /// status then says which accepted tracks it moved (status::relaxed).
   static constexpr bool relaxes_centreline = (std::is_same_v<Stages, stages::centreline_relaxation> || ...);
+  static_assert((std::is_same_v<Stages, stages::centreline_relaxation> + ... + 0) <= 1,
+                "A pipeline holds stages::centreline_relaxation at most once: a second one would find the attempt "
+                "mended and clear the first one's status::relaxed.");
   static_assert(detail::relaxation_well_placed<Stages...>(),
                 "stages::centreline_relaxation reads the curvature stages::frames computes and recomputes the "
                 "frames after it moves the samples: put it directly after stages::frames.");

@@ -76,14 +76,29 @@ def test_relaxation_names_flatten_without_the_extension():
     # relax_accel: "chebyshev" (the C++ defaults) sets nothing; "none" is plain Jacobi sweeps,
     # rho 0 and gamma 1, whatever relax_cheby_* say.
     assert dict(presets.track(4, relax_accel="chebyshev").overrides) == {"seed": 0}
-    p = presets.track(4, relax_accel="none", relax_cheby_rho=0.9)
+    p = presets.track(4, relax_accel="none", relax_iters=10)
     assert p.overrides["relaxation.chebyshev_rho"] == 0.0 and p.overrides["relaxation.chebyshev_gamma"] == 1.0
     assert p.given_as["relaxation.chebyshev_rho"] == "relax_accel"
-    assert presets.track(4, relax_accel="chebyshev", relax_cheby_rho=0.9).overrides["relaxation.chebyshev_rho"] == 0.9
-    # replace(): "chebyshev" drops an earlier "none"; relax_enable=True keeps an earlier count.
+    for clash in ({"relax_cheby_rho": 0.9}, {"relaxation": {"chebyshev_gamma": 0.5}}):
+        with pytest.raises(ValueError, match="'relax_accel' = 'none'.*contradicts"):
+            presets.track(4, relax_accel="none", **clash)
+    assert presets.track(4, relax_iters=10, relax_accel="chebyshev",
+                         relax_cheby_rho=0.9).overrides["relaxation.chebyshev_rho"] == 0.9
+    # replace(): "chebyshev" drops an earlier "none"'s values (not values the caller set);
+    # relax_enable=True keeps an earlier count; a field written by our name forgets its alias.
     p = presets.track(4, relax_accel="none", relax_iters=30).replace(relax_accel="chebyshev", relax_enable=True)
     assert dict(p.overrides) == {"relaxation.max_iterations": 30, "seed": 0}
     assert p.given_as["relaxation.max_iterations"] == "relax_iters"
+    p = presets.track(4, relax_iters=10, relax_cheby_rho=0.5).replace(relax_accel="chebyshev")
+    assert p.overrides["relaxation.chebyshev_rho"] == 0.5
+    p = presets.track(4, relax_iters=10, relax_margin=0.5).replace(relaxation={"margin": 0.7})
+    assert p.overrides["relaxation.margin"] == 0.7 and "relaxation.margin" not in p.given_as
+    # Tuning the relaxation without turning it on (the seed system's is on by default) warns.
+    with pytest.warns(UserWarning, match="relax_margin tunes the centreline relaxation, which is off"):
+        presets.track(4, relax_margin=0.3)
+    # A type error names the seed system's name the caller wrote.
+    with pytest.raises(TypeError, match=r"'relaxation.margin' \(given as relax_margin\) must be a number"):
+        presets.track(4, relax_iters=10, relax_margin="wide")
     for accel in ("anderson", "Chebyshev", None, 0):
         with pytest.raises(ValueError, match="'relax_accel'.*'chebyshev'.*'none'"):
             presets.track(4, relax_accel=accel)
@@ -102,6 +117,9 @@ def test_relaxation_names_flatten_without_the_extension():
     for name, reason in refused.items():
         with pytest.raises(ValueError, match=f"'{name}' \\(a seed-system name\\) has no counterpart.*{reason}"):
             presets.track(4, **{name: 3})
+    # numpy's bool is a bool (last: the pure-Python wheel's check may lack numpy).
+    np = pytest.importorskip("numpy")
+    assert presets.track(4, relax_enable=np.bool_(True)).overrides["relaxation.max_iterations"] == 50
 
 
 @pytest.mark.cpu

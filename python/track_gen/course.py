@@ -383,17 +383,18 @@ def _checked_tensor(t, device: str, name: str, dtypes, shape, wanted: str):
     return t
 
 
-def _given_as(params, err: ValueError) -> ValueError:
-    """`err` with the seed system's aliases the caller wrote (z_max=...) named beside the
-    library's fields it mentions, in the message's order; `err` itself when none is mentioned."""
+def _given_as(params, err: Exception) -> Exception:
+    """`err` (a ValueError or TypeError) with the seed system's aliases the caller wrote
+    (z_max=...) named beside the library's fields it mentions (`track_params.<field>` or
+    `'<field>'`), in the message's order; `err` itself when none is mentioned."""
     found = []
     for name, alias in getattr(params, "given_as", {}).items():
-        m = re.search(re.escape(f"track_params.{name}") + r"(?![\w.])", str(err))
+        m = re.search(r"(?:track_params\.|')" + re.escape(name) + r"(?![\w.])", str(err))
         if m:
             found.append((m.start(), f"{alias} is track_params.{name}"))
     if not found:
         return err
-    return ValueError(f"{err} (given as {', '.join(text for _, text in sorted(found))})")
+    return type(err)(f"{err} (given as {', '.join(text for _, text in sorted(found))})")
 
 
 def _impl_class(ext, params, cuda_name: str, host_name: str):
@@ -488,7 +489,7 @@ class Course:
             self._impl = impl_type(params.preset, params.num_envs, dict(params.overrides),
                                    float(checkpoint_spacing), params.device_index, user, kind, recentre,
                                    flat_variants, env_variant)
-        except ValueError as e:
+        except (ValueError, TypeError) as e:
             named = _given_as(params, e)  # the seed system's alias the caller wrote, beside the field
             if named is e:
                 raise

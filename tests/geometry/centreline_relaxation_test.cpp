@@ -230,3 +230,16 @@ TEST_CASE("the cost estimate counts the relaxation's sweeps when it is on") {
   CHECK_THROWS_WITH_AS(relaxed_course(p, 0.6f), doctest::Contains("centreline relaxation"), std::invalid_argument);
 }
 }  // namespace
+
+namespace {
+TEST_CASE("the relaxation's scratch (4 N dense samples) is named when it does not fit") {
+  tg::track_params p = tg::presets::track(1);
+  p.num_samples = 4096;
+  p.relaxation.max_iterations = 50;
+  using relaxed_course = tg::course<tg::presets::relaxed_family_pipeline, tg::host_policy>;
+  CHECK_THROWS_WITH_AS(relaxed_course(p, 0.6f), doctest::Contains("relaxation.max_iterations = 50 turns the centreline"),
+                       std::invalid_argument);
+  p.relaxation.max_iterations = 0;  // without it, 4096 samples fit
+  CHECK_NOTHROW(relaxed_course(p, 0.6f));
+}
+}  // namespace

@@ -289,7 +289,7 @@ inline int checked_max_gates(float length_cap, float spacing) {
 /// computed in size_t), is within param::scratch_bytes_per_track; the message names the inputs
 /// that size it.
 inline void check_scratch_bytes(std::size_t bytes, std::size_t control_capacity, std::size_t dense_capacity,
-                                int num_samples) {
+                                int num_samples, int relaxation_iterations = 0) {
   const param_range& r = range_of(param::scratch_bytes_per_track);
   if (bytes <= static_cast<std::size_t>(r.max)) return;
   throw std::invalid_argument(
@@ -302,7 +302,12 @@ inline void check_scratch_bytes(std::size_t bytes, std::size_t control_capacity,
       "checkpoint.max_steps x step_length / control_spacing, at most 2 x validate.length_max / control_spacing, and "
       "its candidates; repulsive_growth.points), spline.samples_per_segment, "
       "num_samples or the "
-      "points of the user tracks");
+      "points of the user tracks" +
+      (relaxation_iterations > 0
+           ? std::string("; relaxation.max_iterations = ") + std::to_string(relaxation_iterations) +
+                 " turns the centreline relaxation on, which keeps 4 x num_samples dense samples (num_samples up to "
+                 "about 3000 with it)"
+           : std::string()));
 }
 
 /// Throws std::invalid_argument unless a course's memory, `bytes`, is within param::course_bytes.

@@ -417,7 +417,8 @@ inline constexpr param_range param_ranges[] = {
   {param::relaxation_chebyshev_gamma, "track_params.relaxation.chebyshev_gamma", "", false, 0, 1, bound::open,
    bound::closed, nullptr, "an under-relaxation factor: positive, at most 1 (no damping)"},
   {param::relaxation_chebyshev_start, "track_params.relaxation.chebyshev_start", "", true, 0, 1000, bound::closed,
-   bound::closed, nullptr, "a sweep index, within max_iterations' range"},
+   bound::closed, nullptr, "a sweep index within max_iterations' range (at or past max_iterations: no sweep is "
+   "accelerated)"},
   {param::relaxation_smoothing_passes, "track_params.relaxation.smoothing_passes", "", true, 0, 100, bound::closed,
    bound::closed, nullptr, "Taubin passes of two O(N) steps each: 100 is far past what smooths a push's kink"},
   {param::gates_per_track, "gates per track", "", true, 1, 1e7, bound::closed, bound::closed, nullptr,

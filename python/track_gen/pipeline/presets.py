@@ -52,7 +52,9 @@ it on with ``relaxation={"max_iterations": 50}`` or the seed system's names ``re
 its switches ``relax_enable`` (True: 50 sweeps unless ``relax_iters`` says how many; False: off),
 ``relax_accel`` (``"chebyshev"``, the default; or ``"none"``: ``chebyshev_rho`` 0 and
 ``chebyshev_gamma`` 1, plain Jacobi sweeps) and
-``relax_solver`` (``"xpbd"`` only). A relaxed track has the ``relaxed`` status bit. With the
+``relax_solver`` (``"xpbd"`` only); ``relax_accel="none"`` with ``relax_cheby_*`` in the same call
+is refused, and tuning names without ``relax_iters`` / ``relax_enable`` warn (the relaxation is off
+until turned on). A relaxed track has the ``relaxed`` status bit. With the
 relaxation on, a ``Course`` runs ``elevated_relaxed_family_pipeline``; gate courses have no relaxation
 (``Course.gates`` refuses ``max_iterations`` > 0).
 """
@@ -60,6 +62,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
@@ -165,8 +168,8 @@ class TrackParams:
         given_as = dict(self.given_as)
         flat = _flatten(overrides, given_as, existing=self.overrides)
         if overrides.get("relax_accel") == "chebyshev":
-            for name in _CHEBYSHEV_FIELDS:
-                if name not in flat:
+            for name in _CHEBYSHEV_FIELDS:  # an earlier "none"'s values only, not values the caller set
+                if name not in flat and self.given_as.get(name) == "relax_accel":
                     merged.pop(name, None)
                     given_as.pop(name, None)
         merged.update(flat)
@@ -197,14 +200,16 @@ def _device_string(device) -> str:
     return f"cuda:{int(m.group(1) or 0)}"
 
 
-def _check_value(name: str, value) -> Any:
-    """Numbers only (bool refused: it would silently become 0/1); elevation.profile is a name."""
+def _check_value(name: str, value, given: Optional[str] = None) -> Any:
+    """Numbers only (bool refused: it would silently become 0/1); elevation.profile is a name.
+    `given`: the seed system's name the caller wrote, named in the error."""
     if name == "elevation.profile":
         if not isinstance(value, str):
             raise TypeError(f"track parameter 'elevation.profile' must be a profile name (str), got {value!r}")
         return "harmonics" if value == "noise" else value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"track parameter {name!r} must be a number, got {type(value).__name__} {value!r}")
+        alias = f" (given as {given})" if given else ""
+        raise TypeError(f"track parameter {name!r}{alias} must be a number, got {type(value).__name__} {value!r}")
     # numpy's and other number types (numbers.Integral / numbers.Real) as Python's own.
     value = int(value) if isinstance(value, numbers.Integral) else float(value)
     if name in ("seed", "env_offset"):
@@ -248,6 +253,8 @@ def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = 
         if key in _STAGES and isinstance(value, Mapping):
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = _check_value(f"{key}.{sub}", v)
+                if given_as is not None:
+                    given_as.pop(f"{key}.{sub}", None)  # written by our name now
             continue
         name = _SEED_NAMES.get(key, key.replace("__", ".", 1))
         if name in _RENAMED:
@@ -255,17 +262,32 @@ def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = 
                              "repulsive family's own parameters are repulsive_growth.*")
         if key == "repulsive_deactivate_obstacles" and isinstance(value, bool):
             value = int(value)  # the seed system's flag is a bool; ours is 0 or 1
-        flat[name] = _check_value(name, value)
-        if given_as is not None and key in _SEED_NAMES:
-            given_as[name] = key
+        flat[name] = _check_value(name, value, key if key in _SEED_NAMES else None)
+        if given_as is not None:
+            if key in _SEED_NAMES:
+                given_as[name] = key
+            else:
+                given_as.pop(name, None)  # written by our name now
     _relax_switches(overrides, flat, given_as, existing)
+    tuning = [key for key in overrides if key.startswith("relax_") and key in _SEED_NAMES and key != "relax_iters"]
+    iterations = _RELAX_SWITCHES["relax_enable"]
+    if tuning and iterations not in flat and not existing.get(iterations, 0) > 0:
+        verb = "tunes" if len(tuning) == 1 else "tune"
+        warnings.warn(f"track_gen: {', '.join(tuning)} {verb} the centreline relaxation, which is off by default "
+                      "here (the seed system's is on): relax_enable=True or relax_iters=N turns it on",
+                      stacklevel=4)  # the caller of track() / replace()
     return flat
+
+
+def _is_bool(value) -> bool:
+    """A Python or numpy bool."""
+    return isinstance(value, bool) or (type(value).__name__ == "bool" and type(value).__module__ == "numpy")
 
 
 def _check_relax_switch(key: str, value) -> None:
     """TypeError / ValueError unless `value` is one the seed system's switch `key` takes here."""
     if key == "relax_enable":
-        if not isinstance(value, bool):
+        if not _is_bool(value):
             raise TypeError(f"track parameter 'relax_enable' (a seed-system name) must be a bool, got "
                             f"{type(value).__name__} {value!r}")
     elif key == "relax_accel":
@@ -290,12 +312,17 @@ def _relax_switches(overrides: Mapping[str, Any], flat: Dict[str, Any], given_as
     relax_solver="xpbd" set nothing.
     `given_as` (when not None) gets the switch for each field it set."""
     enable = overrides.get("relax_enable")
+    enable = None if enable is None else bool(enable)  # numpy's bool as Python's
     iterations = _RELAX_SWITCHES["relax_enable"]
     if enable is False or (enable is True and iterations not in flat and not existing.get(iterations, 0) > 0):
         flat[iterations] = _RELAX_DEFAULT_ITERATIONS if enable else 0
         if given_as is not None:
             given_as[iterations] = "relax_enable"
     if overrides.get("relax_accel") == "none":
+        clash = [f for f in _CHEBYSHEV_FIELDS if f in flat]  # set in this same call, by any name
+        if clash:
+            raise ValueError(f"track parameter 'relax_accel' = 'none' (plain Jacobi sweeps: chebyshev_rho 0, "
+                             f"chebyshev_gamma 1) contradicts {', '.join(clash)} given with it: give one or the other")
         for field, value in zip(_CHEBYSHEV_FIELDS, (0.0, 1.0)):
             flat[field] = value
             if given_as is not None:

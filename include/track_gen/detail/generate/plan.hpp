@@ -185,7 +185,8 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
   }
   plan.max_gates = checked_max_gates(length_cap, spacing);
   plan.scratch = scratch_layout::make(control_cap, dense_cap, static_cast<sz>(params.num_samples), random_control_cap);
-  check_scratch_bytes(plan.scratch.bytes, control_cap, dense_cap, params.num_samples);
+  check_scratch_bytes(plan.scratch.bytes, control_cap, dense_cap, params.num_samples,
+                      sizes.relaxes_centreline ? params.relaxation.max_iterations : 0);
   const std::size_t envs = static_cast<std::size_t>(params.num_envs);
   std::size_t at = 0;
   auto take = [&at](std::size_t bytes) {
@@ -280,9 +281,9 @@ inline void check_no_relaxation(const track_params& p, const char* what) {
   if (p.relaxation.max_iterations <= 0) return;
   throw std::invalid_argument(std::string("track_gen: ") + what + " = " + std::to_string(p.relaxation.max_iterations) +
                               " turns the centreline relaxation on, but this pipeline has no "
-                              "stages::centreline_relaxation: use presets::relaxed_family_pipeline or "
-                              "elevated_relaxed_family_pipeline, put the stage directly after stages::frames in your "
-                              "pipeline, or set it to 0");
+                              "stages::centreline_relaxation: for tracks use presets::relaxed_family_pipeline or "
+                              "elevated_relaxed_family_pipeline (or put the stage directly after stages::frames in your "
+                              "pipeline); gate courses build no road to relax: set it to 0");
 }
 
 /// The cost of `params` (and its variants `sets`, user tracks `user`) as planned in `plan`.
