@@ -61,6 +61,14 @@ TRACK_GEN_HD inline float mul_add(float a, float b, float c) {
   return a * b + c;
 #endif
 }
+
+/// float3 products with every product rounded on its own (mul_rn): the same bits on the host and
+/// the device, whatever kernel the code is inlined into.
+TRACK_GEN_HD inline float dot_rn(float3 a, float3 b) { return mul_rn(a.x, b.x) + mul_rn(a.y, b.y) + mul_rn(a.z, b.z); }
+TRACK_GEN_HD inline float3 scale_rn(float3 a, float s) { return f3(mul_rn(a.x, s), mul_rn(a.y, s), mul_rn(a.z, s)); }
+TRACK_GEN_HD inline float3 cross_rn(float3 a, float3 b) {
+  return f3(mul_rn(a.y, b.z) - mul_rn(a.z, b.y), mul_rn(a.z, b.x) - mul_rn(a.x, b.z), mul_rn(a.x, b.y) - mul_rn(a.y, b.x));
+}
 TRACK_GEN_HD inline bool is_finite(float v) { return std::isfinite(v); }
 TRACK_GEN_HD inline bool is_finite(float3 a) { return is_finite(a.x) && is_finite(a.y) && is_finite(a.z); }
 /// Every coordinate of `p` within [-max_position, max_position] (param_ranges.hpp): false for NaN

@@ -114,11 +114,11 @@ _SEED_UNSUPPORTED = {"repulsive_stages": "use repulsive_growth.points (the fines
                      "relax_sep_cache_skin": _NO_CACHE,
                      "relax_smooth_spacing_iters": "the relaxed centreline is resampled at uniform arc length, so no "
                                                    "spacing polish is needed"}
-# The seed system's switches of its relaxation, each with the field it sets: relax_enable
-# (True: relax_iters sweeps, or the seed's default of 50; False: off), relax_accel ("none": no
-# Chebyshev acceleration), relax_solver (only "xpbd" here). Read by _relax_switches.
-_RELAX_SWITCHES = {"relax_enable": "relaxation.max_iterations", "relax_accel": "relaxation.chebyshev_rho",
-                   "relax_solver": None}
+# The seed system's switches of its relaxation: relax_enable (True: relax_iters sweeps, or the
+# seed's default of 50; False: off), relax_accel ("none": plain Jacobi sweeps), relax_solver (only
+# "xpbd" here). Applied by _relax_switches.
+_RELAX_SWITCHES = ("relax_enable", "relax_accel", "relax_solver")
+_RELAX_ITERATIONS = "relaxation.max_iterations"
 _RELAX_DEFAULT_ITERATIONS = 50  # the seed system's relax_iters
 _CHEBYSHEV_FIELDS = ("relaxation.chebyshev_rho", "relaxation.chebyshev_gamma")
 _RELAX_ACCELS = ("chebyshev", "none")
@@ -270,7 +270,7 @@ def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = 
                 given_as.pop(name, None)  # written by our name now
     _relax_switches(overrides, flat, given_as, existing)
     tuning = [key for key in overrides if key.startswith("relax_") and key in _SEED_NAMES and key != "relax_iters"]
-    iterations = _RELAX_SWITCHES["relax_enable"]
+    iterations = _RELAX_ITERATIONS
     if tuning and iterations not in flat and not existing.get(iterations, 0) > 0:
         verb = "tunes" if len(tuning) == 1 else "tune"
         warnings.warn(f"track_gen: {', '.join(tuning)} {verb} the centreline relaxation, which is off by default "
@@ -313,7 +313,7 @@ def _relax_switches(overrides: Mapping[str, Any], flat: Dict[str, Any], given_as
     `given_as` (when not None) gets the switch for each field it set."""
     enable = overrides.get("relax_enable")
     enable = None if enable is None else bool(enable)  # numpy's bool as Python's
-    iterations = _RELAX_SWITCHES["relax_enable"]
+    iterations = _RELAX_ITERATIONS
     if enable is False or (enable is True and iterations not in flat and not existing.get(iterations, 0) > 0):
         flat[iterations] = _RELAX_DEFAULT_ITERATIONS if enable else 0
         if given_as is not None:

@@ -53,21 +53,6 @@ struct centreline_relaxation {
   static constexpr float taubin_lambda = 0.5f;
   static constexpr float taubin_mu = -0.53f;
 
-  /// Dot product with each product rounded on its own (no contraction into FMA).
-  TRACK_GEN_HD static float dot_rn(float3 a, float3 b) {
-    using detail::mul_rn;
-    return mul_rn(a.x, b.x) + mul_rn(a.y, b.y) + mul_rn(a.z, b.z);
-  }
-  TRACK_GEN_HD static float3 scale_rn(float3 a, float s) {
-    using detail::mul_rn;
-    return detail::f3(mul_rn(a.x, s), mul_rn(a.y, s), mul_rn(a.z, s));
-  }
-  TRACK_GEN_HD static float3 cross_rn(float3 a, float3 b) {
-    using detail::mul_rn;
-    return detail::f3(mul_rn(a.y, b.z) - mul_rn(a.z, b.y), mul_rn(a.z, b.x) - mul_rn(a.x, b.z),
-                      mul_rn(a.x, b.y) - mul_rn(a.y, b.x));
-  }
-
   /// What one sweep aims at, for a track of length `length` with n beads.
   struct targets {
     float separation;  ///< t = c (1 + margin) [m]
@@ -146,7 +131,7 @@ struct centreline_relaxation {
     const relaxation_params& r = p.relaxation;
     if (r.max_iterations <= 0 || ws.source != track_source::random) return;
     // Only what moving the samples can mend: a finite track of an acceptable length.
-    if (!ws.finite || !(ws.length >= p.validate.length_min && ws.length <= p.validate.length_max)) return;
+    if (!ws.finite || !validate::length_in_range(ws, p)) return;
     if (!validate::fails_on_shape(ctx, ws, p)) return;
     relax(ctx, ws, p);
     ws.relaxed = true;

@@ -243,12 +243,17 @@ struct validate {
     return detail::max_f(p.validate.turn_radius_min, p.half_width + 0.5f * p.validate.clearance_margin);
   }
 
+  /// L in [length_min, length_max] (false for NaN).
+  TRACK_GEN_HD static bool length_in_range(const detail::workspace& ws, const track_params& p) {
+    return ws.length >= p.validate.length_min && ws.length <= p.validate.length_max;
+  }
+
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     using namespace detail;
     std::uint32_t fail = 0;
     if (!ws.finite) fail |= status::fail_not_finite;
-    if (!(ws.length >= p.validate.length_min && ws.length <= p.validate.length_max)) fail |= status::fail_length;
+    if (!length_in_range(ws, p)) fail |= status::fail_length;
     if (!(ws.max_curvature <= 1.0f / min_turn_radius(p))) fail |= status::fail_curvature;
     // Nested blocks, not `fail == 0 && !test()`: nvcc spills more in the fused kernels with the
     // latter (docs/performance-log.md, entry 36).
