@@ -2,7 +2,8 @@
 // host context on the stage's sweeps (bit for bit: every product is rounded on its own and every
 // sum runs in one order); and the CUDA backend against the host on relaxed batches
 // (backend_comparison.hpp: the stages before the relaxation contract products into FMAs on the
-// device, so its input may differ in the last bits; the tracks agree within 1e-4 L).
+// device, so its input may differ in the last bits: tracks that were not relaxed agree within
+// 1e-4 L, relaxed ones within backend_comparison.hpp's relaxed_tolerance).
 #include "backend_comparison.hpp"
 #include "centreline_relaxation_tests.hpp"
 #include <track_gen/detail/cuda/block_context.cuh>
@@ -74,6 +75,7 @@ TEST_CASE("centreline relaxation: CUDA and host relax the same tracks") {
     report(family == tg::generator_family::bezier ? "bezier, relaxed" : "voronoi, relaxed", r);
     CHECK(r.failures == 0);
     CHECK(r.same_status >= r.envs * 99 / 100);
+    CHECK(r.relaxed_status <= r.envs / 100);  // backend_comparison.hpp: relaxed candidates judged differently stay exceptions
     int relaxed = 0;
     for (int e = 0; e < sh.num_envs; ++e) relaxed += (sh.status[static_cast<std::size_t>(e)] & tg::status::relaxed) != 0u;
     CHECK(relaxed > 0);
