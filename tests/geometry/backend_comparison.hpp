@@ -2,9 +2,10 @@
 /// @file
 /// CUDA against host for one batch of tracks (docs/generators.md, "Measured"), shared by cuda_vs_host_test.cu and the
 /// generator-family tests: per env the same status (validity, fallback, attempts), the same
-/// gate count, positions and gates within 1e-4 L (1e-3 L for relaxed tracks, below); the documented exceptions (a candidate within
-/// 1e-3 of a validation threshold, a gate count at a near-integer L / spacing) are counted and
-/// shown with the independent checker. cuda_vs_host_test.cu says why they exist.
+/// gate count, positions and gates within 1e-4 L (1e-3 L for relaxed tracks, below); the
+/// documented exceptions (a candidate within 1e-3 of a validation threshold, a gate count at a
+/// near-integer L / spacing) are counted and shown with the independent checker.
+/// cuda_vs_host_test.cu says why they exist.
 
 #include "reference_checker.hpp"
 
