@@ -75,7 +75,6 @@ TEST_CASE("centreline relaxation: CUDA and host relax the same tracks") {
     report(family == tg::generator_family::bezier ? "bezier, relaxed" : "voronoi, relaxed", r);
     CHECK(r.failures == 0);
     CHECK(r.same_status >= r.envs * 99 / 100);
-    CHECK(r.relaxed_status <= r.envs / 100);  // backend_comparison.hpp: relaxed candidates judged differently stay exceptions
     int relaxed = 0;
     for (int e = 0; e < sh.num_envs; ++e) relaxed += (sh.status[static_cast<std::size_t>(e)] & tg::status::relaxed) != 0u;
     CHECK(relaxed > 0);

@@ -270,13 +270,18 @@ def _flatten(overrides: Mapping[str, Any], given_as: Optional[Dict[str, str]] = 
                 given_as.pop(name, None)  # written by our name now
     _relax_switches(overrides, flat, given_as, existing)
     tuning = [key for key in overrides if key.startswith("relax_") and key in _SEED_NAMES and key != "relax_iters"]
-    iterations = _RELAX_ITERATIONS
-    if tuning and iterations not in flat and not existing.get(iterations, 0) > 0:
+    if tuning and not _sweeps_given(flat, existing):
         verb = "tunes" if len(tuning) == 1 else "tune"
         warnings.warn(f"track_gen: {', '.join(tuning)} {verb} the centreline relaxation, which is off by default "
                       "here (the seed system's is on): relax_enable=True or relax_iters=N turns it on",
                       stacklevel=4)  # the caller of track() / replace()
     return flat
+
+
+def _sweeps_given(flat: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
+    """Whether the relaxation's sweep count is given in this call (`flat`), or positive in the
+    parameters being replaced (`existing`)."""
+    return _RELAX_ITERATIONS in flat or existing.get(_RELAX_ITERATIONS, 0) > 0
 
 
 def _is_bool(value) -> bool:
@@ -313,11 +318,10 @@ def _relax_switches(overrides: Mapping[str, Any], flat: Dict[str, Any], given_as
     `given_as` (when not None) gets the switch for each field it set."""
     enable = overrides.get("relax_enable")
     enable = None if enable is None else bool(enable)  # numpy's bool as Python's
-    iterations = _RELAX_ITERATIONS
-    if enable is False or (enable is True and iterations not in flat and not existing.get(iterations, 0) > 0):
-        flat[iterations] = _RELAX_DEFAULT_ITERATIONS if enable else 0
+    if enable is False or (enable is True and not _sweeps_given(flat, existing)):
+        flat[_RELAX_ITERATIONS] = _RELAX_DEFAULT_ITERATIONS if enable else 0
         if given_as is not None:
-            given_as[iterations] = "relax_enable"
+            given_as[_RELAX_ITERATIONS] = "relax_enable"
     if overrides.get("relax_accel") == "none":
         clash = [f for f in _CHEBYSHEV_FIELDS if f in flat]  # set in this same call, by any name
         if clash:
