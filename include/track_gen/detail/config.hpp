@@ -26,6 +26,15 @@
 #define TRACK_GEN_NOINLINE
 #endif
 
+// TRACK_GEN_GRID_CONSTANT marks a kernel's by-value struct argument that device code takes by
+// reference: nvcc then reads it where the launch put it (__grid_constant__) instead of copying
+// it into every thread's stack frame first.
+#if defined(__CUDACC__)
+#define TRACK_GEN_GRID_CONSTANT __grid_constant__
+#else
+#define TRACK_GEN_GRID_CONSTANT
+#endif
+
 // TRACK_GEN_UNROLL unrolls the loop after it in device code; plain C++ compilers would warn
 // about an unknown pragma.
 #if defined(__CUDACC__)

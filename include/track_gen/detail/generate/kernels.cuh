@@ -45,10 +45,12 @@ inline constexpr int generate_min_blocks_per_sm =
 
 /// The fused generation kernel of pipelines without a grid-scope stage: the arguments by value
 /// (they stay in the constant bank: measured on the H200, copying them per thread from device
-/// memory, as generate_resident_kernel does, made regenerating 1M tracks 2.1x slower).
+/// memory, as generate_resident_kernel does, made regenerating 1M tracks 2.1x slower), and
+/// read there even by the stages that nvcc keeps out of line, which take them by reference
+/// (TRACK_GEN_GRID_CONSTANT; docs/performance-log.md, entry 38).
 template <class Pipeline, int BlockThreads, class Hook>
 __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
-    generate_kernel(const generate_args<Hook> args) {
+    generate_kernel(const TRACK_GEN_GRID_CONSTANT generate_args<Hook> args) {
   const int e = static_cast<int>(blockIdx.x);
   if (e == 0 && threadIdx.x == 0) ++*args.launch_count;  // one writer per launch; launches are stream-ordered
   if (!args.mask[e]) return;  // uniform per block
@@ -90,7 +92,7 @@ struct list_share {
 /// blocks build the narrow ones' tracks bit for bit (`ScanThreads`: the narrow block size).
 template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
-    generate_list_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next, list_share share) {
+    generate_list_kernel(const TRACK_GEN_GRID_CONSTANT generate_args<Hook> args, const int* list, const int* count, int* next, list_share share) {
   const int n = *count;
   const bool wide_count = n > 0 && n <= share.wide_limit;
   if (wide_count != share.wide) return;  // uniform: the other launch shape takes this count
@@ -107,7 +109,7 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipel
 /// kernel, instantiated only by enable_ahead, so that the other list kernels keep their code.
 template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
-    generate_ahead_kernel(const generate_args<Hook> args, const int* list, const int* count, int* next) {
+    generate_ahead_kernel(const TRACK_GEN_GRID_CONSTANT generate_args<Hook> args, const int* list, const int* count, int* next) {
   const bool fill = list == nullptr;
   const int served = fill ? 0 : *count;
   const int n = fill ? *count : served + args.ahead.counters[ahead_refill_count];
