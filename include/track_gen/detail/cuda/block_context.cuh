@@ -7,6 +7,7 @@
 
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/launch_protocol.hpp>
+#include <track_gen/detail/math.hpp>
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -43,6 +44,7 @@ struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads, Sca
       } scan;                // other block sizes
     } phase;
     float broadcast;
+    float2 pair[2][warps];  ///< each warp's maxima of reduce_max_pair, one buffer per parity (outside the union)
   };
 
   TempStorage& temp;
@@ -78,6 +80,33 @@ struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads, Sca
     return broadcast_from_first(r);
 #else
     return v;
+#endif
+  }
+  /// The block's maxima of a and of b (max_f's comparison), in every thread, after one barrier:
+  /// each warp reduces by shuffles, then every thread combines the warps' maxima in warp order.
+  /// Scratch written before the call is visible after it. Calls with alternating `parity`
+  /// (0, 1) need no barrier between them: a warp can be at most one call ahead of another, so
+  /// it never overwrites the buffer another warp is still reading. (cub::BlockReduce over a
+  /// float2 would leave the maxima in thread 0 only: a broadcast adds two more barriers.)
+  TRACK_GEN_HD float2 reduce_max_pair(float a, float b, int parity) const {
+#ifdef __CUDA_ARCH__
+    for (int offset = warp_size / 2; offset > 0; offset /= 2) {
+      a = max_f(a, __shfl_xor_sync(0xffffffffu, a, offset));
+      b = max_f(b, __shfl_xor_sync(0xffffffffu, b, offset));
+    }
+    float2* const buffer = temp.pair[parity & 1];
+    if (threadIdx.x % warp_size == 0) buffer[threadIdx.x / warp_size] = make_float2(a, b);
+    __syncthreads();
+    float2 r = buffer[0];
+    for (int w = 1; w < warps; ++w) {
+      const float2 q = buffer[w];
+      r.x = max_f(r.x, q.x);
+      r.y = max_f(r.y, q.y);
+    }
+    return r;
+#else
+    (void)parity;
+    return float2{a, b};
 #endif
   }
   TRACK_GEN_HD bool all(bool v) const {

@@ -173,20 +173,25 @@ struct basic_polygon_separation {
     const int items = m * chunks;
     const float skin = CandidateLists ? separation_skin * clearance : 0.0f;
     float moved = 0.0f;  // block-uniform: the largest move of each iteration since the lists were built, summed
+    // The iterate and the next one. The listed stage swaps them after each iteration instead of
+    // copying, and its iteration's one barrier (reduce_max_pair) separates every read of an
+    // iterate from the next iteration's writes to it.
+    float3* current = ws.control;
+    float3* next = ws.control_next;
     for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
       float overlap = 0.0f;
       if (!CandidateLists || iteration == 0) {
         for (int w = ctx.rank(); w < items; w += ctx.size()) {
           const int i = w / chunks;
           const int chunk = w - i * chunks;
-          const float3 pi_ = ws.control[i];
+          const float3 pi_ = current[i];
           const float reach = separation_reach(clearance, pi_);
           float3 push = f3(0.0f, 0.0f, 0.0f);
           const int j_end = (chunk + 1) * m / chunks;
           for (int j = chunk * m / chunks; j < j_end; ++j) {
             if (separation_near(i, j, m, near)) continue;
-            const float3 a = ws.control[j];
-            const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+            const float3 a = current[j];
+            const float3 b = current[j + 1 < m ? j + 1 : 0];
             if (!within_segment_box(pi_, a, b, reach)) continue;  // too far to push: no projection
             separation_push(push, overlap, pi_, a, b, clearance);
           }
@@ -195,11 +200,11 @@ struct basic_polygon_separation {
         // reduce_max ends with a barrier: every partial is written.
         if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
         for (int i = ctx.rank(); i < m; i += ctx.size()) {
-          const float3 pi_ = ws.control[i];
+          const float3 pi_ = current[i];
           float3 push = f3(0.0f, 0.0f, 0.0f);
           for (int chunk = 0; chunk < chunks; ++chunk) push = push + ws.separation[i * chunks + chunk].push;
-          const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
-          ws.control_next[i] = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
+          const float3 mid = (current[wrap(i - 1, m)] + current[wrap(i + 1, m)]) * 0.5f;
+          next[i] = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
         }
         ctx.sync();
       } else if constexpr (CandidateLists) {
@@ -209,7 +214,7 @@ struct basic_polygon_separation {
         if (rebuild) moved = 0.0f;
         float largest_move = 0.0f;
         for (int i = ctx.rank(); i < m; i += ctx.size()) {
-          const float3 pi_ = ws.control[i];
+          const float3 pi_ = current[i];
           const float reach = separation_reach(clearance, pi_);
           separation_list& list = ws.separation_lists()[i];
           float3 push = f3(0.0f, 0.0f, 0.0f);
@@ -221,8 +226,8 @@ struct basic_polygon_separation {
               const int j_end = (chunk + 1) * m / chunks;
               for (int j = chunk * m / chunks; j < j_end; ++j) {
                 if (separation_near(i, j, m, near)) continue;
-                const float3 a = ws.control[j];
-                const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+                const float3 a = current[j];
+                const float3 b = current[j + 1 < m ? j + 1 : 0];
                 if (rebuild) {
                   if (!within_segment_box(pi_, a, b, list_reach)) continue;
                   if (count < separation_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
@@ -242,25 +247,39 @@ struct basic_polygon_separation {
               const int j_end = (chunk + 1) * m / chunks;
               for (; k < count && list.segment[k] < j_end; ++k) {
                 const int j = list.segment[k];
-                const float3 a = ws.control[j];
-                const float3 b = ws.control[j + 1 < m ? j + 1 : 0];
+                const float3 a = current[j];
+                const float3 b = current[j + 1 < m ? j + 1 : 0];
                 if (within_segment_box(pi_, a, b, reach)) separation_push(part, overlap, pi_, a, b, clearance);
               }
               push = push + part;
             }
           }
-          const float3 mid = (ws.control[wrap(i - 1, m)] + ws.control[wrap(i + 1, m)]) * 0.5f;
-          const float3 next = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
-          ws.control_next[i] = next;
-          largest_move = max_f(largest_move, length(next - pi_));
+          const float3 mid = (current[wrap(i - 1, m)] + current[wrap(i + 1, m)]) * 0.5f;
+          const float3 moved_to = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
+          next[i] = moved_to;
+          largest_move = max_f(largest_move, length(moved_to - pi_));
         }
-        // reduce_max ends with a barrier: every control_next is written.
-        if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
+        // Both maxima after one barrier, after which every `next` is written; the buffers of
+        // the two maxima alternate with the iterations (reduce_max_pair).
+        const float2 largest = ctx.reduce_max_pair(overlap, largest_move, iteration & 1);
+        if (largest.x < p.polygon_separation.tolerance) break;
         // Rounded up: a move computed a little short must not let a list outlive its skin.
-        moved += ctx.reduce_max(largest_move) * 1.001f + 1e-6f;
+        moved += largest.y * 1.001f + 1e-6f;
       }
-      for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = ws.control_next[i];
-      ctx.sync();
+      if constexpr (CandidateLists) {
+        float3* const done = current;
+        current = next;
+        next = done;
+      } else {
+        for (int i = ctx.rank(); i < m; i += ctx.size()) current[i] = next[i];
+        ctx.sync();
+      }
+    }
+    if constexpr (CandidateLists) {
+      if (current != ws.control) {  // the last iterate back where the next stages read it
+        for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = current[i];
+        ctx.sync();
+      }
     }
   }
 };
