@@ -20,7 +20,7 @@ using track_pipeline = pipeline<stages::random_polar, stages::polygon_separation
 /// tracks are track_pipeline's bit for bit. It is a pipeline of its own because its kernel
 /// holds every family's code, which costs the batches that only draw polar tracks: at its
 /// 72-register cap it spills where track_pipeline's kernel does not, and the same polar tracks
-/// take 2.4x as long (docs/performance-log.md, entries 12 and 24).
+/// take 1.16x as long (docs/performance-log.md, entries 12, 24 and 38).
 using family_pipeline = pipeline<stages::random_family, stages::polygon_separation, stages::catmull_rom, stages::resample,
                                  stages::frames, stages::checkpoints, stages::validate>;
 

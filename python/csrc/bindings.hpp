@@ -121,8 +121,8 @@ struct backend_traits<tg::backend::cuda> {
 /// centreline relaxation off: what presets::track_pipeline builds, bit for bit, as
 /// elevated_family_pipeline would. Python's presets take generator=, generator_weights= and
 /// elevation=, which need the family pipeline with the elevation stages; its kernel carries every
-/// family's code (a 3.2 KB stack frame per thread) and takes 2.4x the track pipeline's time for
-/// the same polar tracks (docs/performance-log.md, entry 14). relaxation.max_iterations > 0 needs
+/// family's code and takes 1.16x the track pipeline's time for the same polar tracks
+/// (docs/performance-log.md, entries 24 and 38). relaxation.max_iterations > 0 needs
 /// stages::centreline_relaxation, which only the any-family pipelines hold (make_course).
 inline bool track_pipeline_suffices(const tg::track_params& params) {
   if (params.relaxation.max_iterations > 0) return false;
