@@ -46,6 +46,8 @@ struct warp_lanes {
 };
 
 /// Thread e builds env e's sequence when the mask selects it (arrays on its stack).
+/// (A template only so that every translation unit may define it: headers hold no plain kernels.)
+template <int Unused = 0>
 __global__ void __launch_bounds__(gate_sequence_block_threads)
     gate_sequence_kernel(const track_params params, const gate_sequence_out out, const env_mask mask, int advance) {
   const int e = static_cast<int>(blockIdx.x) * gate_sequence_block_threads + static_cast<int>(threadIdx.x);
@@ -56,6 +58,8 @@ __global__ void __launch_bounds__(gate_sequence_block_threads)
 /// Lanes l * G .. l * G + G - 1 of the block build env (block * threads + thread) / G, their
 /// two arrays of `capacity` float3 in dynamic shared memory. A group leaves together (its env
 /// and mask entry are the same for all its lanes).
+/// (A template only so that every translation unit may define it: headers hold no plain kernels.)
+template <int Unused = 0>
 __global__ void __launch_bounds__(gate_sequence_block_threads)
     gate_sequence_group_kernel(const track_params params, const gate_sequence_out out, const env_mask mask, int advance,
                                int capacity) {
@@ -76,10 +80,10 @@ struct gate_sequence_builder<backend::cuda> {
   /// capture) and lets the group kernel take `shared_bytes` of dynamic shared memory.
   static void prepare(std::size_t shared_bytes) {
     cudaFuncAttributes attr{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&attr, gate_sequence_kernel), "loading the gate-sequence kernel");
-    throw_on_cuda_error(cudaFuncGetAttributes(&attr, gate_sequence_group_kernel), "loading the gate-sequence kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, gate_sequence_kernel<>), "loading the gate-sequence kernel");
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, gate_sequence_group_kernel<>), "loading the gate-sequence kernel");
     if (shared_bytes > 48u * 1024u)
-      throw_on_cuda_error(cudaFuncSetAttribute(gate_sequence_group_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      throw_on_cuda_error(cudaFuncSetAttribute(gate_sequence_group_kernel<>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                static_cast<int>(shared_bytes)),
                           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) for the gate-sequence kernel");
   }
@@ -90,10 +94,10 @@ struct gate_sequence_builder<backend::cuda> {
                                   : static_cast<long long>(out.num_envs);
     const unsigned blocks = static_cast<unsigned>((threads + gate_sequence_block_threads - 1) / gate_sequence_block_threads);
     if (out.num_envs <= gate_sequence_group_envs) {
-      gate_sequence_group_kernel<<<blocks, gate_sequence_block_threads, shared_bytes(capacity), stream.get()>>>(
+      gate_sequence_group_kernel<><<<blocks, gate_sequence_block_threads, shared_bytes(capacity), stream.get()>>>(
           p, out, mask, advance ? 1 : 0, capacity);
     } else {
-      gate_sequence_kernel<<<blocks, gate_sequence_block_threads, 0, stream.get()>>>(p, out, mask, advance ? 1 : 0);
+      gate_sequence_kernel<><<<blocks, gate_sequence_block_threads, 0, stream.get()>>>(p, out, mask, advance ? 1 : 0);
     }
     throw_on_cuda_error(cudaGetLastError(), "launching the gate-sequence kernel");
   }
