@@ -116,6 +116,21 @@ using elevated_relaxed_family_pipeline =
              stages::resample, stages::frames, stages::centreline_relaxation, stages::checkpoints,
              stages::validate_grade>;
 
+/// one_family_pipeline with the elevation stages (as elevated_family_pipeline): the Python
+/// course's pipeline when every env of a batch draws the same family, bezier, hull, voronoi or
+/// checkpoint, without the centreline relaxation. Its tracks are elevated_family_pipeline's with
+/// that family selected, bit for bit on the host, from a kernel that holds only that family's
+/// code (docs/performance-log.md, entries 26 and 40).
+template <class FamilyStage>
+using elevated_one_family_pipeline =
+    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation, stages::polygon_separation_listed, stages::polygon_separation>,
+             stages::catmull_rom, stages::elevation_profile, stages::resample, stages::frames, stages::checkpoints,
+             stages::validate_grade>;
+using elevated_bezier_pipeline = elevated_one_family_pipeline<stages::bezier_corners>;
+using elevated_hull_pipeline = elevated_one_family_pipeline<stages::hull_corners>;
+using elevated_voronoi_pipeline = elevated_one_family_pipeline<stages::voronoi_sites>;
+using elevated_checkpoint_pipeline = elevated_one_family_pipeline<stages::checkpoint_walk>;
+
 /// A drone course for `elevated_track_pipeline`: as `drone_track`, with level control points and
 /// a random-walk profile in [0.5, 2.5] m through 10 knots (one every 4-6 m of these 36-58 m
 /// loops) and grades up to 0.3 (17 degrees): steps of at most 0.8-1.3 m between knots.

@@ -1,14 +1,15 @@
 #pragma once
 // The torch extension's bindings, shared by its two builds: module.cu (nvcc; CUDA courses as
 // `Course`, CPU courses as `HostCourse`) and module_cpu.cpp (a plain C++ compiler; `HostCourse`
-// only). module.cu defines TRACK_GEN_PYTHON_CUDA before including this header.
+// only). csrc/CMakeLists.txt defines TRACK_GEN_PYTHON_CUDA for the CUDA build.
 //
 // One py_course<Backend> serves both backends: backend_traits<Backend> says where its tensors
 // live, which stream a call runs on and how the step's 0/1 columns are filled. Each course picks
-// one of five course types from its parameters (the track pipeline, the family pipeline with
-// elevation when the parameters need it, the any-family one when they draw the repulsive family,
-// the relaxed one when they turn the centreline relaxation on: make_course; the gate-course
-// pipeline), all with
+// its course type from its parameters (the track pipeline; a family's own pipeline with the
+// elevation stages for a batch of one family; the family pipeline with elevation for mixes; the
+// any-family one when they draw the repulsive family; the relaxed one when they turn the
+// centreline relaxation on: make_course; the gate-course pipeline), each compiled in a unit of
+// its own (course_holder.hpp), all with
 // ownership::anchored so that the tensors handed to Python keep the memory alive. What the
 // Python layer decides at run time (inside track_gen.interop.torch.registered: conditional
 // recording, the capture mode of the library's own captures) is passed per regenerate call and
@@ -32,6 +33,7 @@
 #include "kernels.cuh"
 #endif
 
+#include "course_holder.hpp"
 #include "gate_frames.hpp"
 
 #include <cstdint>
@@ -58,9 +60,7 @@ struct backend_traits;
 /// CPU courses: host memory, CPU tensors, every call runs to completion on the calling thread.
 /// skip::unconditional (no graphs to skip in), ownership::anchored (tensors keep the memory).
 template <>
-struct backend_traits<tg::backend::host> {
-  using policy = tg::policy<tg::capture::global, tg::skip::unconditional, tg::ownership::anchored, tg::backend::host>;
-  using stream_type = tg::host_stream;
+struct backend_traits<tg::backend::host> : backend_types<tg::backend::host> {
   /// Nothing to select on the CPU.
   struct guard {
     explicit guard(c10::DeviceIndex) {}
@@ -93,9 +93,7 @@ struct backend_traits<tg::backend::host> {
 /// anchored ownership); calls run on PyTorch's current stream of the course's device unless a
 /// stream handle is given.
 template <>
-struct backend_traits<tg::backend::cuda> {
-  using policy = tg::policy<tg::capture::global, tg::skip::conditional, tg::ownership::anchored, tg::backend::cuda>;
-  using stream_type = ::cuda::stream_ref;
+struct backend_traits<tg::backend::cuda> : backend_types<tg::backend::cuda> {
   using guard = c10::cuda::CUDAGuard;
   static at::Device device(c10::DeviceIndex index) { return at::Device(at::kCUDA, index); }
   /// `handle` (a cudaStream_t as an int, e.g. torch.cuda.Stream.cuda_stream) or, when absent,
@@ -131,117 +129,50 @@ inline bool track_pipeline_suffices(const tg::track_params& params) {
   return params.generator.family == tg::generator_family::polar && params.elevation.profile == tg::elevation_kind::flat;
 }
 
-/// The course's operations that do not depend on its pipeline, behind one interface so that
-/// py_course holds any course type of its backend.
+/// The family that every env of `params` draws when `generator.family` selects it (no weights),
+/// the centreline relaxation is off and the family has a pipeline of its own with the elevation
+/// stages (polar: elevated_track_pipeline; bezier, hull, voronoi, checkpoint:
+/// elevated_one_family_pipeline), else -1. Those pipelines build elevated_family_pipeline's
+/// tracks, bit for bit on the host, in kernels without the other families' code
+/// (docs/performance-log.md, entries 26 and 40).
+inline int own_pipeline_family(const tg::track_params& params) {
+  if (params.relaxation.max_iterations > 0) return -1;
+  for (float w : params.generator.weights)
+    if (w > 0.0f) return -1;
+  return params.generator.family == tg::generator_family::repulsive ? -1 : static_cast<int>(params.generator.family);
+}
+
+/// A course of `Backend` for `request` with the pipeline its parameters need; the variants (when
+/// given) must fit a pipeline too for it to be chosen. Course.pipeline is the pipeline's name in
+/// presets.hpp.
 template <class Backend>
-class any_course {
- public:
-  using stream_type = typename backend_traits<Backend>::stream_type;
-  using field_type = tg::heightfield<typename backend_traits<Backend>::policy>;
-  using sdf_type = tg::sdf_field<typename backend_traits<Backend>::policy>;
-  virtual ~any_course() = default;
-  virtual const char* pipeline_name() const = 0;
-  virtual void bind(const float3* position) = 0;
-  virtual void bind(const float3* position, const float4* orientation, const float2* half_extents, stream_type stream) = 0;
-  virtual void step(stream_type stream) = 0;
-  virtual void set_recording(const tg::recording_options& options) = 0;
-  virtual void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) = 0;
-  virtual std::uint64_t generation_launches(stream_type stream) const = 0;
-  /// course::enable_ahead, ahead_enabled, ahead_refill_at, ahead_statistics (tracks built ahead).
-  virtual void enable_ahead(const tg::ahead_options& options, stream_type stream) = 0;
-  virtual bool ahead_enabled() const = 0;
-  virtual int ahead_refill_at() const = 0;
-  virtual tg::ahead_counts ahead_statistics(stream_type stream) const = 0;
-  virtual tg::course_ref view() const = 0;
-  virtual std::shared_ptr<const void> owner() const = 0;
-  virtual const tg::track_params& params() const = 0;
-  virtual int max_gates() const = 0;
-  virtual float checkpoint_spacing() const = 0;
-  virtual tt::course_tensors tensors(const at::Device& device) const = 0;
-  /// course::attach_heightfield (null detaches).
-  virtual void attach_heightfield(const field_type* field, stream_type stream) = 0;
-  /// course::attach_sdf (null detaches).
-  virtual void attach_sdf(const sdf_type* field, stream_type stream) = 0;
-  int num_envs() const { return params().num_envs; }
-  int num_samples() const { return params().num_samples; }
-};
-
-template <class Backend, class Course>
-class course_holder final : public any_course<Backend> {
-  using base = any_course<Backend>;
-  using typename base::field_type;
-  using typename base::sdf_type;
-  using typename base::stream_type;
-  static_assert(std::is_same_v<typename Course::stream_type, stream_type>, "A course must take its backend's stream type.");
-
- public:
-  template <class... Args>
-  explicit course_holder(const char* name, Args&&... args) : name_(name), course_(std::forward<Args>(args)...) {}
-  const char* pipeline_name() const override { return name_; }
-  void bind(const float3* position) override { course_.bind(position); }
-  void bind(const float3* position, const float4* orientation, const float2* half_extents, stream_type stream) override {
-    course_.bind(position, orientation, half_extents, stream);
-  }
-  void step(stream_type stream) override { course_.step(stream); }
-  void set_recording(const tg::recording_options& options) override { course_.set_recording(options); }
-  void regenerate(const tg::env_mask& mask, bool advance, stream_type stream) override {
-    course_.regenerate(mask, advance, stream);
-  }
-  std::uint64_t generation_launches(stream_type stream) const override { return course_.generation_launches(stream); }
-  void enable_ahead(const tg::ahead_options& options, stream_type stream) override {
-    course_.enable_ahead(options, stream);
-  }
-  bool ahead_enabled() const override { return course_.ahead_enabled(); }
-  int ahead_refill_at() const override { return course_.ahead_refill_at(); }
-  tg::ahead_counts ahead_statistics(stream_type stream) const override { return course_.ahead_statistics(stream); }
-  tg::course_ref view() const override { return course_.view(); }
-  std::shared_ptr<const void> owner() const override { return course_.owner(); }
-  const tg::track_params& params() const override { return course_.params(); }
-  int max_gates() const override { return course_.max_gates(); }
-  float checkpoint_spacing() const override { return course_.checkpoint_spacing(); }
-  tt::course_tensors tensors(const at::Device& device) const override { return tt::tensors(course_, device); }
-  void attach_heightfield(const field_type* field, stream_type stream) override {
-    course_.attach_heightfield(field, stream);
-  }
-  void attach_sdf(const sdf_type* field, stream_type stream) override { course_.attach_sdf(field, stream); }
-
- private:
-  const char* name_;
-  Course course_;
-};
-
-/// A course of `Backend` over `params` with the pipeline it needs; `args` after the params as
-/// course's own. `variants` (null: none) must fit the track pipeline too for it to be chosen.
-template <class Backend, class... Args>
-std::unique_ptr<any_course<Backend>> make_course(const tg::track_params& params, const tg::track_variants* variants,
-                                                 Args&&... args) {
-  using policy = typename backend_traits<Backend>::policy;
-  using fast_course = tg::course<tg::presets::track_pipeline, policy>;
-  using family_course = tg::course<tg::presets::elevated_family_pipeline, policy>;
-  using any_family_course = tg::course<tg::presets::elevated_any_family_pipeline, policy>;
-  using relaxed_course = tg::course<tg::presets::elevated_relaxed_family_pipeline, policy>;
+std::unique_ptr<any_course<Backend>> make_course(const course_request<Backend>& request) {
+  const tg::track_params& params = request.params;
   bool suffices = track_pipeline_suffices(params);
   bool growth = tg::detail::family_in_use(params.generator, tg::generator_family::repulsive);
   bool relaxes = params.relaxation.max_iterations > 0;
-  if (variants != nullptr)
-    for (const tg::track_params& v : variants->variants) {
+  int family = own_pipeline_family(params);
+  if (request.variants != nullptr)
+    for (const tg::track_params& v : request.variants->variants) {
       suffices = suffices && track_pipeline_suffices(v);
       growth = growth || tg::detail::family_in_use(v.generator, tg::generator_family::repulsive);
       relaxes = relaxes || v.relaxation.max_iterations > 0;
+      if (own_pipeline_family(v) != family) family = -1;
     }
-  if (suffices)
-    return std::make_unique<course_holder<Backend, fast_course>>("track_pipeline", params, std::forward<Args>(args)...);
+  if (suffices) return TRACK_GEN_PYTHON_BUILD(Backend, track_pipeline, request);
   // stages::centreline_relaxation (relaxation.max_iterations > 0, of the batch or of any
   // variant) is a stage of the relaxed pipelines only (every family, the repulsive one included).
-  if (relaxes)
-    return std::make_unique<course_holder<Backend, relaxed_course>>("elevated_relaxed_family_pipeline", params,
-                                                                    std::forward<Args>(args)...);
+  if (relaxes) return TRACK_GEN_PYTHON_BUILD(Backend, elevated_relaxed_family_pipeline, request);
   // The repulsive family's flow has a kernel of its own (stages::basic_random_family says why).
-  if (growth)
-    return std::make_unique<course_holder<Backend, any_family_course>>("elevated_any_family_pipeline", params,
-                                                                       std::forward<Args>(args)...);
-  return std::make_unique<course_holder<Backend, family_course>>("elevated_family_pipeline", params,
-                                                                 std::forward<Args>(args)...);
+  if (growth) return TRACK_GEN_PYTHON_BUILD(Backend, elevated_any_family_pipeline, request);
+  switch (family) {
+    case static_cast<int>(tg::generator_family::polar): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_track_pipeline, request);
+    case static_cast<int>(tg::generator_family::bezier): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_bezier_pipeline, request);
+    case static_cast<int>(tg::generator_family::hull): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_hull_pipeline, request);
+    case static_cast<int>(tg::generator_family::voronoi): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_voronoi_pipeline, request);
+    case static_cast<int>(tg::generator_family::checkpoint): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_checkpoint_pipeline, request);
+    default: return TRACK_GEN_PYTHON_BUILD(Backend, elevated_family_pipeline, request);
+  }
 }
 
 // ---- parameters -------------------------------------------------------------------------------
@@ -613,14 +544,15 @@ class py_course {
         throw std::invalid_argument("track_gen: gate courses place their gates at the anchors (gates.min_gates to "
                                     "gates.max_gates per env): build them with Course.gates(params), which takes no "
                                     "checkpoint_spacing");
-      course_ = std::make_unique<course_holder<Backend, tg::course<tg::presets::gate_course_pipeline, policy_type>>>("gate_course_pipeline", params,
-                                                                  tg::presets::gate_course_spacing(params), stream);
+      const course_request<Backend> request{params, tg::presets::gate_course_spacing(params), nullptr, nullptr, stream};
+      course_ = TRACK_GEN_PYTHON_BUILD(Backend, gate_course_pipeline, request);
     } else if (!variants.empty()) {
-      course_ = make_course<Backend>(params, &per_env, spacing, per_env, stream);
+      course_ = make_course<Backend>({params, spacing, &per_env, nullptr, stream});
     } else if (user_points.empty()) {
-      course_ = make_course<Backend>(params, nullptr, spacing, stream);
+      course_ = make_course<Backend>({params, spacing, nullptr, nullptr, stream});
     } else {
-      course_ = make_course<Backend>(params, nullptr, spacing, user_tracks_of(user_points, user_kind, recentre), stream);
+      const tg::user_tracks tracks = user_tracks_of(user_points, user_kind, recentre);
+      course_ = make_course<Backend>({params, spacing, nullptr, &tracks, stream});
     }
     tensors_ = course_->tensors(where_);
   }
@@ -757,8 +689,7 @@ class py_course {
   int max_gates() const { return course_->max_gates(); }
   float checkpoint_spacing() const { return course_->checkpoint_spacing(); }
   int device() const { return device_; }
-  /// "track_pipeline", "elevated_family_pipeline", "elevated_any_family_pipeline" or
-  /// "elevated_relaxed_family_pipeline": the pipeline make_course chose.
+  /// The name in presets.hpp of the pipeline make_course (or the gate-course branch) chose.
   std::string pipeline() const { return course_->pipeline_name(); }
   py::dict params() const { return params_dict(course_->params()); }
 

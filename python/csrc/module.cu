@@ -1,7 +1,8 @@
 // track_gen._C, CUDA build (nvcc): CUDA courses as `Course`, CPU courses as `HostCourse`, gate
 // sequences as `GateSequences` (CUDA) and `HostGateSequences` (CPU), and the capture helpers.
-// The bindings are shared with the CPU-only build (module_cpu.cpp): bindings.hpp.
-#define TRACK_GEN_PYTHON_CUDA 1
+// The bindings are shared with the CPU-only build (module_cpu.cpp): bindings.hpp; the course
+// types are compiled in units of their own (course_holder.hpp). CMakeLists.txt defines
+// TRACK_GEN_PYTHON_CUDA for every unit of this build.
 #include "bindings.hpp"
 
 namespace tp = track_gen_python;

@@ -1326,13 +1326,15 @@ class Course:
         """The C++ pipeline that builds this course's tracks, chosen from its parameters at
         construction: ``"track_pipeline"`` when every env draws polar tracks with a flat profile
         (the defaults), ``"gate_course_pipeline"`` for :meth:`gates`, else
-        ``"elevated_family_pipeline"`` (any other family, a mix, elevation), or
+        ``"elevated_<family>_pipeline"`` for a batch of one family chosen with ``generator=``
+        (bezier, hull, voronoi, checkpoint: that family's own kernel), ``"elevated_track_pipeline"``
+        for polar with an elevation profile, ``"elevated_family_pipeline"`` (a mix, or weights), or
         ``"elevated_any_family_pipeline"`` (a batch that can draw the repulsive family), or
         ``"elevated_relaxed_family_pipeline"`` (a batch that turns the centreline relaxation on:
         ``relaxation.max_iterations`` > 0, of the batch or of any variant; gate courses refuse it).
-        They build the same tracks bit for bit where more than one can; the first the polar
-        tracks in about 40 % of the time
-        (docs/performance-log.md, entry 14)."""
+        They build the same tracks bit for bit where more than one can (on the CPU; on a GPU the
+        same to float rounding), the one-family kernels in less time than the family pipeline's
+        (docs/performance-log.md, entries 14, 26 and 40)."""
         return self._impl.pipeline
 
     def __repr__(self) -> str:

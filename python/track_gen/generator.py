@@ -54,7 +54,8 @@ class Track(NamedTuple):
 class TrackGenerator:
     """Generates a batch of tracks (one per env) and regenerates all of them on request: the
     seed system's ``TrackGenerator`` over a :class:`~track_gen.course.Course` of the ``track``
-    pipeline (or the family pipeline, as the parameters ask: ``elevated_any_family_pipeline``
+    pipeline (or another, as the parameters ask: a family's own for a batch of one family,
+    ``elevated_any_family_pipeline``
     when they can draw the repulsive family, ``elevated_relaxed_family_pipeline`` when they turn
     the centreline relaxation on, e.g. the seed system's ``relax_enable=True``: see
     ``Course.pipeline``)."""

@@ -39,6 +39,32 @@ TEST_CASE("one_family_pipeline builds family_pipeline's tracks of that family, b
                 "track_pipeline draws polar tracks");
 }
 
+namespace {
+// The elevated forms with each elevation profile of elevation_cases(): what the Python course
+// builds for a batch of one family.
+template <class Stage>
+void elevated_one_family_matches(std::uint64_t seed) {
+  namespace tg = track_gen;
+  for (const elevation_case& ec : elevation_cases()) {
+    auto p = ec.params;
+    p.num_envs = scaled(128, 8, 16);
+    p.seed = seed;
+    p.generator.family = Stage::family;
+    CAPTURE(tg::generator_family_names[static_cast<int>(Stage::family)]);
+    CAPTURE(ec.name);
+    same_tracks<tg::presets::elevated_one_family_pipeline<Stage>, tg::presets::elevated_family_pipeline, tg::host_policy>(p, 0.6f);
+  }
+}
+}  // namespace
+
+TEST_CASE("elevated_one_family_pipeline builds elevated_family_pipeline's tracks of that family, bit for bit (host)") {
+  namespace tg = track_gen;
+  elevated_one_family_matches<tg::stages::bezier_corners>(15);
+  elevated_one_family_matches<tg::stages::hull_corners>(16);
+  elevated_one_family_matches<tg::stages::voronoi_sites>(17);
+  elevated_one_family_matches<tg::stages::checkpoint_walk>(18);
+}
+
 TEST_CASE("one_family_pipeline refuses another family or a mix, naming the field and the remedy") {
   namespace tg = track_gen;
   auto p = tg::presets::track(4);
