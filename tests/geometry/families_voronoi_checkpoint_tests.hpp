@@ -267,6 +267,32 @@ TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winne
   CHECK(closed >= 190);
 }
 
+TEST_CASE("checkpoint_walk's angle and turn: within float rounding of double-precision atan2, cos and sin") {
+  using stage = track_gen::stages::checkpoint_walk;
+  // Angles from -pi to pi through both branches of angle_between (|cross| <= dot / 8 takes the
+  // series: up to atan(1/8) = 0.124 rad), turns through both of turn_cos_sin's (|a| <= 1/2).
+  double worst_angle = 0, worst_turn = 0;
+  for (int i = -20000; i <= 20000; ++i) {
+    const double a = pi_d * i / 20000.0;
+    for (double r : {1e-3, 0.7, 13.0}) {
+      const float cross = static_cast<float>(r * std::sin(a)), dot = static_cast<float>(r * std::cos(a));
+      const double want = std::atan2(static_cast<double>(cross), static_cast<double>(dot));
+      const double got = stage::angle_between(cross, dot);
+      // atan2 of the float inputs, within a few ulps of the angle (pi at a = +-pi: either sign)
+      const double err = std::fabs(std::fabs(want) > 3.14159 ? std::fabs(got) - std::fabs(want) : got - want);
+      worst_angle = std::max(worst_angle, err / std::max(std::fabs(want), 1e-3));
+    }
+    const float turn = static_cast<float>(0.6 * i / 20000.0);
+    const float2 cs = stage::turn_cos_sin(turn);
+    worst_turn = std::max({worst_turn, std::fabs(cs.x - std::cos(static_cast<double>(turn))),
+                           std::fabs(cs.y - std::sin(static_cast<double>(turn)))});
+  }
+  CAPTURE(worst_angle);
+  CAPTURE(worst_turn);
+  CHECK(worst_angle < 4e-7);  // relative: a few float ulps
+  CHECK(worst_turn < 2e-7);   // absolute, |cos|, |sin| <= 1: a few float ulps
+}
+
 TEST_CASE("the families but polar spend a dense budget; the plan holds every track's samples") {
   namespace tg = track_gen;
   // The rule, against its definition in double: min(per, max(4, ceil(budget / m))), per without a budget.
