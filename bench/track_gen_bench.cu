@@ -282,10 +282,11 @@ void set_generator(tg::track_params& p, const std::string& name) {
 
 /// A generate row (`family` empty: the `track` preset's pipeline; else a generate_<family> row,
 /// through presets::family_pipeline; "gate_course": the gate_course preset through
-/// presets::gate_course_pipeline, its gate storage sized by gate_course_spacing).
+/// presets::gate_course_pipeline, its gate storage sized by gate_course_spacing;
+/// "gate_course_own": the same through presets::polar_gate_course_pipeline).
 template <int Threads = tg::default_tuning::generate_block_threads, class Pipeline = tg::presets::track_pipeline>
 row run_generate(long envs, int n, const options& o, cudaStream_t stream, const std::string& family = {}) {
-  const bool gates = family == "gate_course";
+  const bool gates = family == "gate_course" || family == "gate_course_own";
   tg::track_params params = gates ? tg::presets::gate_course(static_cast<int>(envs)) : tg::presets::track(static_cast<int>(envs));
   params.num_samples = n;
   params.seed = o.seed;
@@ -880,7 +881,8 @@ int parse(int argc, char** argv, options& o) {
                  "extra generate_block rows: the fused generation kernel at these threads per block")
       ->delimiter(',')
       ->check(CLI::IsMember({64, 128, 256, 512}));
-  std::vector<std::string> families = {"mix", "mix_all", "gate_course", "gate_sequence", "gate_sequence_bezier"};
+  std::vector<std::string> families = {"mix", "mix_all", "gate_course", "gate_course_own", "gate_sequence",
+                                       "gate_sequence_bezier"};
   for (const char* f : tg::generator_family_names) families.push_back(f);
   for (const char* f : {"bezier_own", "hull_own", "voronoi_own", "checkpoint_own", "repulsive_own", "polar_relaxed",
                         "bezier_relaxed", "hull_relaxed", "voronoi_relaxed", "checkpoint_relaxed", "mix_relaxed"})
@@ -889,7 +891,8 @@ int parse(int argc, char** argv, options& o) {
                  "extra generate rows (scenario generate_<name>) through presets::family_pipeline with these "
                  "generator families (polar: the family pipeline's cost on the default tracks; repulsive: through "
                  "presets::any_family_pipeline); mix: equal weights on every family but repulsive; mix_all: on all six "
-                 "(presets::any_family_pipeline); gate_course: drone gate courses (presets::gate_course_pipeline); gate_sequence: the "
+                 "(presets::any_family_pipeline); gate_course: drone gate courses (presets::gate_course_pipeline); gate_course_own: "
+                 "the same through presets::polar_gate_course_pipeline (its anchors are polar); gate_sequence: the "
                  "gate_course preset's gates alone (gate_sequence.hpp, no course line); gate_sequence_bezier: the same "
                  "from bezier corners, as the seed library's gate config; <family>_own: that family through "
                  "presets::one_family_pipeline; <family>_relaxed (and mix_relaxed): through "
@@ -1042,6 +1045,8 @@ int main(int argc, char** argv) {
                         rows.push_back(run_generate<threads, tg::presets::voronoi_pipeline>(e, n, o, stream, f));
                       else if (f == "checkpoint_own")
                         rows.push_back(run_generate<threads, tg::presets::checkpoint_pipeline>(e, n, o, stream, f));
+                      else if (f == "gate_course_own")
+                        rows.push_back(run_generate<threads, tg::presets::polar_gate_course_pipeline>(e, n, o, stream, f));
                       else if (f == "repulsive_own")
                         rows.push_back(run_generate<threads, tg::presets::repulsive_pipeline>(e, n, o, stream, f));
                       else if (f.find("_relaxed") != std::string::npos)

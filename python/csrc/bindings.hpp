@@ -545,7 +545,11 @@ class py_course {
                                     "gates.max_gates per env): build them with Course.gates(params), which takes no "
                                     "checkpoint_spacing");
       const course_request<Backend> request{params, tg::presets::gate_course_spacing(params), nullptr, nullptr, stream};
-      course_ = TRACK_GEN_PYTHON_BUILD(Backend, gate_course_pipeline, request);
+      // Polar anchors (the preset's) have a kernel without the other families' code.
+      if (own_pipeline_family(params) == static_cast<int>(tg::generator_family::polar))
+        course_ = TRACK_GEN_PYTHON_BUILD(Backend, polar_gate_course_pipeline, request);
+      else
+        course_ = TRACK_GEN_PYTHON_BUILD(Backend, gate_course_pipeline, request);
     } else if (!variants.empty()) {
       course_ = make_course<Backend>({params, spacing, &per_env, nullptr, stream});
     } else if (user_points.empty()) {

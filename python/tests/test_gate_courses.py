@@ -20,7 +20,7 @@ def test_gate_courses_hold_their_invariants():
     from track_gen.course import Course, status_bits
     E, min_spacing = 256, 3.0
     course = Course.gates(presets.gate_course(E, device="cuda:0", seed=2))
-    assert course.pipeline == "gate_course_pipeline"
+    assert course.pipeline == "polar_gate_course_pipeline"   # the preset's anchors are polar
     torch.cuda.synchronize()
     t = course.tracks
     valid = (t.status & status_bits()["valid"]) != 0
@@ -148,3 +148,21 @@ def test_gate_frame_collision_against_a_float64_reference():
         course.gate_frame_collision(pos, radius, frame_half_thickness=0.0)
     with pytest.raises(ValueError, match="scope"):
         course.gate_frame_collision(pos, radius, scope="near")
+
+
+@pytest.mark.cpu
+def test_polar_gate_courses_take_their_own_pipeline_and_the_family_pipelines_courses():
+    """The gate_course preset (polar anchors) runs polar_gate_course_pipeline; a weight on polar
+    alone keeps gate_course_pipeline, whose courses must be the same, bit for bit, on the CPU."""
+    import torch
+    from track_gen.course import Course
+    own = Course.gates(presets.gate_course(48, device="cpu", seed=7))
+    family = Course.gates(presets.gate_course(48, device="cpu", seed=7, generator_weights={"polar": 1.0}))
+    assert own.pipeline == "polar_gate_course_pipeline" and family.pipeline == "gate_course_pipeline"
+    for _ in range(2):  # the first episode and the next
+        assert torch.equal(own.tracks.status, family.tracks.status)
+        assert torch.equal(own.tracks.num_gates, family.tracks.num_gates)
+        assert torch.equal(own.tracks.gate_centre, family.tracks.gate_centre)
+        assert torch.equal(own.tracks.position, family.tracks.position)
+        own.regenerate(advance=True)
+        family.regenerate(advance=True)

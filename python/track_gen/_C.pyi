@@ -89,7 +89,8 @@ class _CourseBase:
     def pipeline(self) -> str:
         """The presets:: pipeline make_course chose: "track_pipeline", "elevated_track_pipeline",
         "elevated_<family>_pipeline" (bezier, hull, voronoi, checkpoint), "elevated_family_pipeline",
-        "elevated_any_family_pipeline", "elevated_relaxed_family_pipeline" or "gate_course_pipeline"."""
+        "elevated_any_family_pipeline", "elevated_relaxed_family_pipeline", "polar_gate_course_pipeline" or
+        "gate_course_pipeline"."""
     def params(self) -> Dict[str, object]: ...
     def localize(
         self,

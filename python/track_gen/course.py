@@ -529,7 +529,8 @@ class Course:
 
     @classmethod
     def gates(cls, params: TrackParams) -> "Course":
-        """A course of drone-racing gate courses (C++ ``course<presets::gate_course_pipeline>``,
+        """A course of drone-racing gate courses (C++ ``course<presets::gate_course_pipeline>``, or
+        ``polar_gate_course_pipeline`` when every env's anchors are polar, as the preset's are;
         docs/drones.md) from ``presets.gate_course(...)`` parameters: per env, gates.min_gates to
         gates.max_gates gates at a generator family's anchors, spaced at least gates.min_spacing
         apart in 3D, and the course line (a closed spline through the gate centres) as the track.
@@ -1325,7 +1326,8 @@ class Course:
     def pipeline(self) -> str:
         """The C++ pipeline that builds this course's tracks, chosen from its parameters at
         construction: ``"track_pipeline"`` when every env draws polar tracks with a flat profile
-        (the defaults), ``"gate_course_pipeline"`` for :meth:`gates`, else
+        (the defaults), ``"polar_gate_course_pipeline"`` or ``"gate_course_pipeline"`` for
+        :meth:`gates` (polar anchors, as the preset's, or another family or a mix), else
         ``"elevated_<family>_pipeline"`` for a batch of one family chosen with ``generator=``
         (bezier, hull, voronoi, checkpoint: that family's own kernel), ``"elevated_track_pipeline"``
         for polar with an elevation profile, ``"elevated_family_pipeline"`` (a mix, or weights), or

@@ -1,5 +1,6 @@
 // Host instantiation of gate_course_tests.hpp, and the gate-course parameters' checks.
 #include "gate_course_tests.hpp"
+#include "geometry/elevation_tests.hpp"
 
 #include <random>
 
@@ -126,6 +127,23 @@ TEST_CASE("gate_spacing: clusters and coincident anchors end at least min_spacin
   }
   MESSAGE("closest pair after the solve: " << closest << " m (min_spacing 3 m)");
   CHECK(closest >= 3.0);
+}
+
+TEST_CASE("polar_gate_course_pipeline builds gate_course_pipeline's polar courses, bit for bit (host)") {
+  namespace tg = track_gen;
+  for (int variant = 0; variant < 3; ++variant) {
+    auto p = tg::presets::gate_course(scaled(256, 8, 16));
+    p.seed = 41 + variant;
+    if (variant == 1) p.elevation.profile = tg::elevation_kind::flat;
+    if (variant == 2) p.gates.align = static_cast<int>(tg::gate_align::full_tangent);  // frames along the 3D tangent
+    CAPTURE(variant);
+    same_tracks<tg::presets::polar_gate_course_pipeline, tg::presets::gate_course_pipeline, tg::host_policy>(
+        p, tg::presets::gate_course_spacing(p));
+  }
+  auto p = tg::presets::gate_course(4);
+  p.generator.family = tg::generator_family::bezier;
+  CHECK_THROWS_AS((tg::course<tg::presets::polar_gate_course_pipeline, tg::host_policy>(p, tg::presets::gate_course_spacing(p))),
+                  std::invalid_argument);
 }
 
 TEST_CASE("gate-course parameters out of range are refused with their name and range") {
