@@ -161,7 +161,8 @@ using gate_course_pipeline = pipeline<stages::random_family, stages::gate_anchor
 /// gate_course_pipeline with stages::random_polar as its generate stage: the gate courses of
 /// polar anchors (the gate_course preset's), bit for bit those of gate_course_pipeline, from a
 /// kernel without the other families' code (as track_pipeline is to family_pipeline;
-/// docs/performance-log.md, entry 42). Construction refuses another family or weights.
+/// docs/performance-log.md, entry 42). Construction refuses another family, and weights on any
+/// family but polar.
 using polar_gate_course_pipeline = pipeline<stages::random_polar, stages::gate_anchors, stages::catmull_rom,
                                             stages::elevation_profile, stages::gate_spacing, stages::resample,
                                             stages::frames, stages::gate_checkpoints, stages::validate_gates>;

@@ -1,8 +1,8 @@
 """Tracks built ahead (``Course.enable_ahead``, C++ ``course::enable_ahead``): a course whose
 masked regenerates copy each env's prebuilt next-episode track holds the same tracks and progress,
 bit for bit, as a twin that builds them, after every call of a fixed sequence (an env regenerated
-twice in a row, an all-false mask, ``advance=False``, a whole-batch regenerate) and for each of
-the extension's three course types; the statistics count serves, misses and refills; the errors
+twice in a row, an all-false mask, ``advance=False``, a whole-batch regenerate), for the track
+pipeline and for the family, one-family (bezier) and gate-course pipelines; the statistics count serves, misses and refills; the errors
 (``refill_at`` out of range, a second call, a capturing stream) come through as Python
 exceptions. The CPU cases run everywhere (marked cpu); the CUDA ones, eager and in a replayed
 graph, are marked gpu."""

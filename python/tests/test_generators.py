@@ -238,7 +238,7 @@ def test_polar_courses_take_the_track_pipeline_and_build_the_family_pipelines_tr
     lifted = Course.track(presets.track(8, device="cuda:0", seed=9, elevation={"profile": "uniform"}))
     assert fast.pipeline == "track_pipeline"
     assert family.pipeline == "elevated_family_pipeline"
-    assert lifted.pipeline == "elevated_family_pipeline"
+    assert lifted.pipeline == "elevated_track_pipeline"   # polar with an elevation profile
     assert Course.track(presets.track(8, device="cuda:0", generator="hull")).pipeline == "elevated_hull_pipeline"
     assert Course.track(presets.track(8, device="cuda:0", generator="repulsive")).pipeline == "elevated_any_family_pipeline"
     for _ in range(2):  # the first episode and the next

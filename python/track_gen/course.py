@@ -530,7 +530,7 @@ class Course:
     @classmethod
     def gates(cls, params: TrackParams) -> "Course":
         """A course of drone-racing gate courses (C++ ``course<presets::gate_course_pipeline>``, or
-        ``polar_gate_course_pipeline`` when every env's anchors are polar, as the preset's are;
+        ``polar_gate_course_pipeline`` when ``generator`` is polar without weights, as in the preset;
         docs/drones.md) from ``presets.gate_course(...)`` parameters: per env, gates.min_gates to
         gates.max_gates gates at a generator family's anchors, spaced at least gates.min_spacing
         apart in 3D, and the course line (a closed spline through the gate centres) as the track.

@@ -41,7 +41,9 @@ inline track_gen::track_params unit_gate_params(std::uint64_t seed) {
 
 namespace {
 /// Gate sequences and a course of unit_envs envs from `seed`, with `Policy`. In an unnamed
-/// namespace so that each unit runs the copy compiled in it, not one the linker kept.
+/// namespace so that each unit has its own copy of this function; the library's templates and
+/// kernels it calls are one copy for the program (what the link proves is that both units could
+/// define them).
 template <class Policy>
 unit_digest build_digest(std::uint64_t seed) {
   namespace tg = track_gen;

@@ -28,7 +28,10 @@
 
 // TRACK_GEN_GRID_CONSTANT marks a kernel's by-value struct argument that device code takes by
 // reference: nvcc then reads it where the launch put it (__grid_constant__) instead of copying
-// it into every thread's stack frame first.
+// it into every thread's stack frame first. __grid_constant__ needs compute capability 7.0.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "track_gen's device code needs compute capability 7.0 (sm_70) or newer: build for CUDA architectures 70 and above."
+#endif
 #if defined(__CUDACC__)
 #define TRACK_GEN_GRID_CONSTANT __grid_constant__
 #else

@@ -47,7 +47,12 @@ inline constexpr int generate_min_blocks_per_sm =
 /// (they stay in the constant bank: measured on the H200, copying them per thread from device
 /// memory, as generate_resident_kernel does, made regenerating 1M tracks 2.1x slower), and
 /// read there even by the stages that nvcc keeps out of line, which take them by reference
-/// (TRACK_GEN_GRID_CONSTANT; docs/performance-log.md, entry 38).
+/// (TRACK_GEN_GRID_CONSTANT; docs/performance-log.md, entry 38). Those reads go through the
+/// argument's generic address, which compute-sanitizer memcheck reports as invalid when the
+/// kernel runs inside a WHILE body (docs/kernel-argument.md: the plain runs there were correct);
+/// the library records these kernels in IF / SWITCH nodes only (tests/graph/family_replay_test.cu),
+/// and the grid-scope pipelines, whose kernels run in WHILE bodies, read their arguments from a
+/// copy in device memory instead (generate_resident_kernel).
 template <class Pipeline, int BlockThreads, class Hook>
 __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
     generate_kernel(const TRACK_GEN_GRID_CONSTANT generate_args<Hook> args) {
