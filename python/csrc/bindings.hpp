@@ -115,31 +115,27 @@ struct backend_traits<tg::backend::cuda> : backend_types<tg::backend::cuda> {
 };
 #endif
 
-/// True when `params` draws every env from polar with a flat elevation profile and the
-/// centreline relaxation off: what presets::track_pipeline builds, bit for bit, as
-/// elevated_family_pipeline would. Python's presets take generator=, generator_weights= and
-/// elevation=, which need the family pipeline with the elevation stages; its kernel carries every
-/// family's code and takes 1.16x the track pipeline's time for the same polar tracks
-/// (docs/performance-log.md, entries 24 and 38). relaxation.max_iterations > 0 needs
-/// stages::centreline_relaxation, which only the any-family pipelines hold (make_course).
-inline bool track_pipeline_suffices(const tg::track_params& params) {
-  if (params.relaxation.max_iterations > 0) return false;
-  for (float w : params.generator.weights)
-    if (w > 0.0f) return false;
-  return params.generator.family == tg::generator_family::polar && params.elevation.profile == tg::elevation_kind::flat;
-}
-
 /// The family that every env of `params` draws when `generator.family` selects it (no weights),
-/// the centreline relaxation is off and the family has a pipeline of its own with the elevation
-/// stages (polar: elevated_track_pipeline; bezier, hull, voronoi, checkpoint:
-/// elevated_one_family_pipeline), else -1. Those pipelines build elevated_family_pipeline's
-/// tracks, bit for bit on the host, in kernels without the other families' code
-/// (docs/performance-log.md, entries 26 and 40).
+/// the centreline relaxation is off and the family has a pipeline of its own (polar:
+/// track_pipeline, elevated_track_pipeline, polar_gate_course_pipeline; bezier, hull, voronoi,
+/// checkpoint: elevated_one_family_pipeline), else -1. Those pipelines build the family
+/// pipelines' tracks, bit for bit on the host, in kernels without the other families' code
+/// (docs/performance-log.md, entries 26, 40 and 42). relaxation.max_iterations > 0 needs
+/// stages::centreline_relaxation, which only the relaxed pipeline holds.
 inline int own_pipeline_family(const tg::track_params& params) {
   if (params.relaxation.max_iterations > 0) return -1;
   for (float w : params.generator.weights)
     if (w > 0.0f) return -1;
   return params.generator.family == tg::generator_family::repulsive ? -1 : static_cast<int>(params.generator.family);
+}
+
+/// True when `params` draws every env from polar with a flat elevation profile and the
+/// centreline relaxation off: what presets::track_pipeline builds, bit for bit, as
+/// elevated_family_pipeline would, from a kernel 1.16x faster than the family kernel on the same
+/// polar tracks (docs/performance-log.md, entries 24 and 38).
+inline bool track_pipeline_suffices(const tg::track_params& params) {
+  return own_pipeline_family(params) == static_cast<int>(tg::generator_family::polar) &&
+         params.elevation.profile == tg::elevation_kind::flat;
 }
 
 /// A course of `Backend` for `request` with the pipeline its parameters need; the variants (when
