@@ -240,12 +240,13 @@ TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winne
     // from each candidate's walk, and its points are the control points.
     const tg::philox_stream rng = b.ws.rng(stage::stage_id);
     const int capacity = stage::walk_capacity(p);
-    std::vector<float3> out(static_cast<std::size_t>(capacity));
+    std::vector<float3> out(static_cast<std::size_t>(capacity)), table(static_cast<std::size_t>(c.checkpoints));
     int best = -1;
     double best_key = 0;
     std::vector<float3> best_points;
     for (int k = 0; k < c.candidates; ++k) {
-      const stage::walk_result r = stage::walk(rng, k, c, out.data(), capacity);
+      stage::fill_checkpoints(rng, k, c, table.data());
+      const stage::walk_result r = stage::walk(table.data(), c, out.data(), capacity);
       // Its compactness, again in double.
       double area2 = 0, perimeter = 0;
       for (int i = 0; i < r.count; ++i) {
@@ -254,7 +255,9 @@ TEST_CASE("checkpoint_walk: control points follow a turn-bounded walk; the winne
         perimeter += normd(m - a);
       }
       if (r.count >= 4) CHECK(r.compactness == doctest::Approx(2 * pi_d * std::fabs(area2) / (perimeter * perimeter)).epsilon(1e-4));
-      const double key = r.count < 4 ? 8.0 : (r.closed ? 0 : 4) + (r.crossings > 0 ? 2 : 0) + r.compactness;
+      // Its self-crossings, counted serially pair by pair (the stage asks the whole block at once).
+      const bool crossed = r.count >= 4 && stage::count_crossings(out.data(), r.count) > 0;
+      const double key = r.count < 4 ? 8.0 : (r.closed ? 0 : 4) + (crossed ? 2 : 0) + r.compactness;
       if (best < 0 || key < best_key) {
         best = k;
         best_key = key;
@@ -329,8 +332,8 @@ TEST_CASE("the families but polar spend a dense budget; the plan holds every tra
     // hull and voronoi m <= 56: 51 x 16; checkpoint m <= 97: 95 x 9 (above its 4 walks of 97).
     const int expected_capacity[] = {512, 810, 816, 816, 855};
     CHECK(capacity == expected_capacity[static_cast<int>(f)]);
-    if (f == tg::generator_family::checkpoint)  // the walks' scratch: K candidates of walk_capacity each
-      CHECK(capacity >= p.checkpoint.candidates * tg::stages::checkpoint_walk::walk_capacity(p));
+    if (f == tg::generator_family::checkpoint)  // the walks' scratch: K candidates of walk_capacity points and C checkpoints
+      CHECK(capacity >= p.checkpoint.candidates * (tg::stages::checkpoint_walk::walk_capacity(p) + p.checkpoint.checkpoints));
     const int max_m = tg::stages::random_family::max_control_points(p);
     // Polar keeps M x samples_per_segment (its tracks are the track preset's).
     if (!budgeted) CHECK(tg::stages::random_family::max_dense_samples(p) == max_m * p.spline.samples_per_segment);
@@ -397,20 +400,22 @@ TEST_CASE("checkpoint_walk: a walk keeps at most walk_capacity points; a longer 
   // longer ones stop with count 0 (key 8: last).
   const int small = 30;
   const int full = stage::walk_points(c);
-  std::vector<float3> a(static_cast<std::size_t>(full)), b(static_cast<std::size_t>(full));
+  std::vector<float3> a(static_cast<std::size_t>(full)), b(static_cast<std::size_t>(full)),
+      table(static_cast<std::size_t>(c.checkpoints));
   int kept = 0, cut = 0;
   for (std::uint32_t env = 0; env < 100; ++env) {
     const tg::philox_stream rng(p.seed, env, 0, 0, stage::stage_id);
     for (int k = 0; k < c.candidates; ++k) {
       CAPTURE(env);
       CAPTURE(k);
-      const stage::walk_result r = stage::walk(rng, k, c, a.data(), full);
-      const stage::walk_result q = stage::walk(rng, k, c, b.data(), small);
+      stage::fill_checkpoints(rng, k, c, table.data());
+      const stage::walk_result r = stage::walk(table.data(), c, a.data(), full);
+      const stage::walk_result q = stage::walk(table.data(), c, b.data(), small);
       if (r.count < small) {
         ++kept;
         REQUIRE(q.count == r.count);
         CHECK(q.closed == r.closed);
-        CHECK(q.crossings == r.crossings);
+        CHECK(stage::count_crossings(b.data(), q.count) == stage::count_crossings(a.data(), r.count));
         CHECK(q.compactness == r.compactness);
         for (int i = 0; i < r.count; ++i) CHECK((a[i].x == b[i].x && a[i].y == b[i].y));
       } else if (r.count > small) {

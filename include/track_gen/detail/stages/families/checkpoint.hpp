@@ -48,14 +48,17 @@ namespace track_gen::stages {
 ///
 /// Dense samples: the stage sets a dense budget (dense_budget), so the spline gives a walk of M
 /// points min(samples_per_segment, max(4, ceil(budget / M))) samples a segment: the scratch holds
-/// about max(budget, 4 x walk_capacity, K x walk_capacity) samples (the spline's, or the K
-/// candidates' walks) instead of walk_capacity x samples_per_segment. The bound on a walk's points
+/// about max(budget, 4 x walk_capacity, K x (walk_capacity + C)) samples (the spline's, or the K
+/// candidates' walks and checkpoints) instead of walk_capacity x samples_per_segment. The bound on a walk's points
 /// comes from validate.length_max: in a gate course, which keeps only max_gates of them, a walk
 /// of more than walk_capacity points ranks last although its course could be short enough.
 ///
-/// Block work: candidate k runs on thread k mod size (its walk is serial), writing its points to
-/// ws.dense [k n, (k + 1) n) (n = walk_capacity) and its key and count to ws.dense_s [2k, 2k + 1];
-/// then every thread picks the same winner and the block copies its points to ws.control.
+/// Block work: the block draws the K x C checkpoints into ws.dense [K n, K n + K C) (n =
+/// walk_capacity; one (x, y, relative angle) each); candidate k's walk runs on one thread (it is
+/// serial; the candidates spread over the warps first), writing its points to ws.dense
+/// [k n, (k + 1) n) and its key and count to ws.dense_s [2k, 2k + 1]; the block looks for
+/// crossing edge pairs of each polygon (all pairs at once); then every thread picks the same
+/// winner and the block copies its points to ws.control.
 /// Random stream: stage 13; candidate k uses draws [k * 128, k * 128 + C] (C <= 64).
 struct checkpoint_walk {
   static constexpr detail::stage_role role = detail::stage_role::generate;
@@ -111,10 +114,11 @@ struct checkpoint_walk {
 
   /// Most dense samples for parameters p (host; sizes the scratch): the spline's under the dense
   /// budget for any count of control points up to walk_capacity (a gate course may thin them),
-  /// and at least the K candidates' points, which the walks keep in the dense scratch.
+  /// and at least the K candidates' points and checkpoints, which the walks keep in the dense
+  /// scratch: K (walk_capacity + C), 428 at the defaults, below the spline's 855.
   static int max_dense_samples(const track_params& p) {
     const int n = walk_capacity(p);
-    return detail::family_dense_samples(p.spline.samples_per_segment, n, p.checkpoint.candidates * n);
+    return detail::family_dense_samples(p.spline.samples_per_segment, n, p.checkpoint.candidates * (n + p.checkpoint.checkpoints));
   }
 
   /// The angle from the xy direction (x, y) to the direction (x', y') whose cross and dot
@@ -156,11 +160,20 @@ struct checkpoint_walk {
     return f3(r * std::cos(phase + a), r * std::sin(phase + a), 0.0f);
   }
 
+  /// Candidate k's C checkpoints into table[0, C): (x, y, its angle relative to checkpoint 0's),
+  /// serial (run() fills the K candidates' tables with the whole block).
+  TRACK_GEN_HD static void fill_checkpoints(const philox_stream& rng, int k, const checkpoint_params& c, float3* table) {
+    for (int j = 0; j < c.checkpoints; ++j) {
+      float rel = 0.0f;
+      table[j] = checkpoint(rng, k, j, c, rel);
+      table[j].z = rel;
+    }
+  }
+
   /// What one candidate's walk gave.
   struct walk_result {
     int count;          ///< points written to out
     bool closed;        ///< the walk ended within closure_tolerance of its start
-    int crossings;      ///< pairs of non-adjacent control-polygon edges that cross
     float compactness;  ///< 4 pi A / P^2 of the control polygon (1 when degenerate)
   };
 
@@ -171,20 +184,41 @@ struct checkpoint_walk {
     return ((d1 > 0.0f && d2 < 0.0f) || (d1 < 0.0f && d2 > 0.0f)) && ((d3 > 0.0f && d4 < 0.0f) || (d3 < 0.0f && d4 > 0.0f));
   }
 
-  /// Candidate k's walk: its control points into out[0, capacity), serial. A walk that would
-  /// record more than `capacity` points stops there with count 0 (it ranks last).
-  TRACK_GEN_HD static walk_result walk(const philox_stream& rng, int k, const checkpoint_params& c, float3* out,
-                                       int capacity) {
+  /// Whether edges i and j (j > i; edge i joins points i and i + 1 mod m) of the closed polygon
+  /// pts[0, m) are not adjacent and cross.
+  TRACK_GEN_HD static bool edges_cross(const float3* pts, int m, int i, int j) {
+    if (j < i + 2 || (i == 0 && j == m - 1)) return false;  // adjacent, or adjacent through the closing edge
+    return segments_cross(pts[i], pts[i + 1], pts[j], pts[j + 1 < m ? j + 1 : 0]);
+  }
+
+  /// Pairs of non-adjacent edges of the closed polygon pts[0, m) that cross, serial (run() asks
+  /// only whether any do, with the whole block).
+  TRACK_GEN_HD static int count_crossings(const float3* pts, int m) {
+    int n = 0;
+    for (int i = 0; i < m; ++i)
+      for (int j = i + 2; j < m; ++j) n += edges_cross(pts, m, i, j) ? 1 : 0;
+    return n;
+  }
+
+  /// A candidate's walk through its checkpoints table[0, C) (fill_checkpoints): its control
+  /// points into out[0, capacity), serial. A walk that would record more than `capacity` points
+  /// stops there with count 0 (it ranks last).
+  TRACK_GEN_HD static walk_result walk(const float3* table, const checkpoint_params& c, float3* out, int capacity) {
     using namespace detail;
-    const int cps = c.checkpoints;
+    // The parameters in registers: `c` may live in kernel-parameter memory read through a
+    // generic pointer, which the stores to `out` would otherwise make the compiler read again.
+    const int cps = c.checkpoints, max_steps = c.max_steps;
     const int every = record_every(c);
+    const float step_length = c.step_length, steer_gain = c.steer_gain, closure_boost = c.closure_boost;
+    const float turn_bound = c.max_turn_rate * c.step_length, closure_tolerance = c.closure_tolerance;
     const float reach = 0.5f * c.control_spacing;
     const float two_pi = 2.0f * pi;
-    float rel0 = 0.0f, rel_last = 0.0f, rel = 0.0f;
-    const float3 origin = checkpoint(rng, k, 0, c, rel0);
-    const float3 before = checkpoint(rng, k, cps - 1, c, rel_last);
+    const float3 origin = f3(table[0].x, table[0].y, 0.0f);
+    const float3 before = f3(table[cps - 1].x, table[cps - 1].y, 0.0f);
+    const float rel_last = table[cps - 1].z;
     int t = 1;  // target: checkpoint t mod C of lap t / C; t = 2 C is the recorded lap's start
-    float3 goal = checkpoint(rng, k, t, c, rel);
+    float3 goal = f3(table[1].x, table[1].y, 0.0f);
+    float rel = table[1].z;
     const float3 d0 = goal - before;
     // The heading as a unit vector (hx, hy), turned by rotations: no angle to wrap, no sin and
     // cos of a growing angle each step.
@@ -195,32 +229,33 @@ struct checkpoint_walk {
     int count = 0, since = 0;
     bool recording = false;
     const float reach2 = reach * reach;
-    for (int step = 1; step <= c.max_steps; ++step) {
+    for (int step = 1; step <= max_steps; ++step) {
       // Move the target on past every checkpoint reached or passed.
       while (t < 2 * cps && (dot(goal - pos, goal - pos) < reach2 || turned >= rel)) {
         ++t;
         if (t < 2 * cps) {
-          goal = checkpoint(rng, k, t % cps, c, rel);
-          rel += t >= cps ? two_pi : 0.0f;
+          const float3 next = table[t < cps ? t : t - cps];
+          goal = f3(next.x, next.y, 0.0f);
+          rel = next.z + (t >= cps ? two_pi : 0.0f);
         } else {
           goal = start;
           rel = 2.0f * two_pi;
         }
       }
       const float3 d = goal - pos;
-      float bound = c.max_turn_rate * c.step_length;
+      float bound = turn_bound;
       if (t == 2 * cps) {  // the closure ramp
         const float ramp = clamp_f((turned - rel_last - two_pi) / (two_pi - rel_last), 0.0f, 1.0f);
-        bound *= 1.0f + (c.closure_boost - 1.0f) * ramp;
+        bound *= 1.0f + (closure_boost - 1.0f) * ramp;
       }
       // Steer: the bearing of d from the heading, times the gain, within the turn bound.
-      const float turn = clamp_f(c.steer_gain * angle_between(hx * d.y - hy * d.x, hx * d.x + hy * d.y), -bound, bound);
+      const float turn = clamp_f(steer_gain * angle_between(hx * d.y - hy * d.x, hx * d.x + hy * d.y), -bound, bound);
       const float2 cs = turn_cos_sin(turn);
       const float nx = hx * cs.x - hy * cs.y;
       hy = hx * cs.y + hy * cs.x;
       hx = nx;
       const float3 prev = pos;
-      pos = pos + f3(hx, hy, 0.0f) * c.step_length;
+      pos = pos + f3(hx, hy, 0.0f) * step_length;
       turned += angle_between(prev.x * pos.y - prev.y * pos.x, prev.x * pos.x + prev.y * pos.y);
       if (!recording) {
         if (turned < two_pi) continue;  // the first lap only brings the walk onto its route
@@ -237,7 +272,6 @@ struct checkpoint_walk {
           walk_result over;
           over.count = 0;
           over.closed = false;
-          over.crossings = 0;
           over.compactness = 1.0f;
           return over;
         }
@@ -246,7 +280,7 @@ struct checkpoint_walk {
     }
     walk_result r;
     const float3 gap = start - pos;
-    r.closed = length(gap) <= c.closure_tolerance;
+    r.closed = length(gap) <= closure_tolerance;
     // A last point less than half a spacing of walk before the end would make a short closing
     // edge (an uneven spline segment): drop it.
     if (count > 1 && 2 * (since + 1) < every) --count;
@@ -255,19 +289,34 @@ struct checkpoint_walk {
     const int span = count - first + 1;
     for (int i = first; i < count; ++i) out[i] = out[i] + gap * (static_cast<float>(i - first + 1) / static_cast<float>(span));
     r.count = count;
-    r.crossings = 0;
     float area2 = 0.0f, perimeter = 0.0f;
     for (int i = 0; i < count; ++i) {
       const float3 a = out[i], b = out[i + 1 < count ? i + 1 : 0];
       area2 += a.x * b.y - b.x * a.y;
       perimeter += length(b - a);
-      for (int j = i + 2; j < count; ++j) {
-        if (i == 0 && j == count - 1) continue;  // adjacent through the closing edge
-        if (segments_cross(a, b, out[j], out[j + 1 < count ? j + 1 : 0])) ++r.crossings;
-      }
     }
     r.compactness = perimeter > 0.0f ? 2.0f * pi * std::fabs(area2) / (perimeter * perimeter) : 1.0f;
     return r;
+  }
+
+  /// Whether any two non-adjacent edges of the closed polygon pts[0, m) cross (count_crossings >
+  /// 0), the m^2 edge pairs spread over the block; the same answer in every thread, after a
+  /// barrier. Every thread of the block calls it.
+  template <class Ctx>
+  TRACK_GEN_HD static bool any_crossing(Ctx& ctx, const float3* pts, int m) {
+    bool crossed = false;
+    for (int q = ctx.rank(); q < m * m && !crossed; q += ctx.size()) {
+      const int i = q / m;
+      crossed = edges_cross(pts, m, i, q - i * m);
+    }
+    return ctx.any(crossed);
+  }
+
+  /// A candidate's key: 4 x (not closed) + 2 x (crossed) + compactness (in [0, 1]), one float to
+  /// compare; 8 (last) for fewer than 4 points or a NaN compactness.
+  TRACK_GEN_HD static float key_of(const walk_result& r, bool crossed) {
+    const float key = (r.closed ? 0.0f : 4.0f) + (crossed ? 2.0f : 0.0f) + detail::clamp_f(r.compactness, 0.0f, 1.0f);
+    return r.count < 4 || !(key == key) ? 8.0f : key;
   }
 
   template <class Ctx>
@@ -275,29 +324,46 @@ struct checkpoint_walk {
     using namespace detail;
     const checkpoint_params& c = p.checkpoint;
     const philox_stream rng = ws.rng(stage_id);
-    const int n = walk_capacity(p);
-    for (int k = ctx.rank(); k < c.candidates; k += ctx.size()) {
-      const walk_result r = walk(rng, k, c, ws.dense + k * n, n);
-      // key = 4 x (not closed) + 2 x (crossed) + compactness (in [0, 1]): one float to compare.
-      float key = (r.closed ? 0.0f : 4.0f) + (r.crossings > 0 ? 2.0f : 0.0f) + clamp_f(r.compactness, 0.0f, 1.0f);
-      if (r.count < 4 || !(key == key)) key = 8.0f;
-      ws.dense_s[2 * k] = key;
+    const int n = walk_capacity(p), cps = c.checkpoints, candidates = c.candidates;
+    // The candidates' checkpoints, drawn by the whole block (a walk would otherwise stop for
+    // three Philox draws, a sine and a cosine at each of its 2 C targets, serially).
+    float3* table = ws.dense + candidates * n;
+    for (int q = ctx.rank(); q < candidates * cps; q += ctx.size()) {
+      const int k = q / cps, j = q - k * cps;
+      float rel = 0.0f;
+      table[q] = checkpoint(rng, k, j, c, rel);
+      table[q].z = rel;
+    }
+    ctx.sync();
+    // The walks: candidate k on thread `slot` = k mod size, slots spread over the warps first, so
+    // that the serial walks of a few candidates run in different warps, not as divergent lanes
+    // of one.
+    constexpr int warp = 32;
+    const int size = ctx.size(), rank = ctx.rank();
+    const int slot = size % warp == 0 ? (rank % warp) * (size / warp) + rank / warp : rank;
+    for (int k = slot; k < candidates; k += size) {
+      const walk_result r = walk(table + k * cps, c, ws.dense + k * n, n);
+      ws.dense_s[2 * k] = key_of(r, false);
       ws.dense_s[2 * k + 1] = static_cast<float>(r.count);
     }
     ctx.sync();
+    for (int k = 0; k < candidates; ++k) {
+      const int m = static_cast<int>(ws.dense_s[2 * k + 1]);
+      if (m < 4) continue;  // ranks last whatever its crossings (block-uniform)
+      const bool crossed = any_crossing(ctx, ws.dense + k * n, m);
+      if (crossed && rank == 0 && ws.dense_s[2 * k] < 8.0f) ws.dense_s[2 * k] += 2.0f;  // 8: last already
+    }
+    ctx.sync();
     int best = 0;
-    for (int k = 1; k < c.candidates; ++k)
+    for (int k = 1; k < candidates; ++k)
       if (ws.dense_s[2 * k] < ws.dense_s[2 * best]) best = k;
     const int count = static_cast<int>(ws.dense_s[2 * best + 1]);
     if (count >= 4) {
       for (int i = ctx.rank(); i < count; i += ctx.size()) ws.control[i] = ws.dense[best * n + i];
       ws.num_control = count;
     } else {
-      for (int j = ctx.rank(); j < c.checkpoints; j += ctx.size()) {
-        float rel = 0.0f;
-        ws.control[j] = checkpoint(rng, best, j, c, rel);
-      }
-      ws.num_control = c.checkpoints;
+      for (int j = ctx.rank(); j < cps; j += ctx.size()) ws.control[j] = f3(table[best * cps + j].x, table[best * cps + j].y, 0.0f);
+      ws.num_control = cps;
     }
     ws.dense_budget = dense_budget(p);
     ctx.sync();
