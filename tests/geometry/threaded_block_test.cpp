@@ -126,6 +126,27 @@ TEST_CASE("blocks of threads build the one-thread context's tracks: mixed, relax
   check_pipeline<tg::presets::gate_course_pipeline>(gates, tg::presets::gate_course_spacing(gates));
 }
 
+TEST_CASE("blocks of threads build the one-thread context's tracks: family parameters away from their defaults") {
+  tg::track_params grid = family(tg::generator_family::bezier, 12);
+  grid.bezier.layout = 0;
+  check_pipeline<tg::presets::bezier_pipeline>(grid, 1.0f);
+  tg::track_params convex = family(tg::generator_family::hull, 12);
+  convex.hull.convex = 1;
+  convex.hull.layout = 1;
+  check_pipeline<tg::presets::hull_pipeline>(convex, 1.0f);
+  for (int rounds : {0, 1}) {
+    tg::track_params crowded = family(tg::generator_family::voronoi, 12);
+    crowded.voronoi.chaikin_rounds = rounds;
+    crowded.voronoi.min_angle_gap = 0.9f;
+    crowded.voronoi.control_points = 20;
+    check_pipeline<tg::presets::voronoi_pipeline>(crowded, 1.0f);
+  }
+  tg::track_params walks = family(tg::generator_family::checkpoint, 12);
+  walks.checkpoint.candidates = 7;
+  walks.checkpoint.checkpoints = 16;
+  check_pipeline<tg::presets::checkpoint_pipeline>(walks, 1.0f);
+}
+
 TEST_CASE("blocks of threads build the one-thread context's tracks: repulsive growth") {
   check_pipeline<tg::presets::repulsive_pipeline>(family(tg::generator_family::repulsive, 2), 1.0f);
 }
@@ -160,4 +181,53 @@ TEST_CASE("checkpoint_walk::any_crossing: a block's answer is the serial count's
     }
   CHECK(with >= 15);
   CHECK(without >= 10);
+}
+
+TEST_CASE("family_block_corners: a block's corners are family_corners' (a gate sequence's) bit for bit") {
+  namespace d = tg::detail;
+  // Grid and disc layouts, with and without the hull, corner distances that make corners retry
+  // and drop, turn bounds that prune many corners or none.
+  struct setting {
+    int lo, hi, layout;
+    float min_distance, max_turn;
+    bool convex;
+  };
+  const setting settings[] = {{8, 12, 1, 3.0f, 2.2f, false}, {8, 12, 0, 1.0f, 2.2f, false}, {3, 64, 1, 0.5f, 1.0f, true},
+                              {20, 40, 0, 2.5f, 0.6f, false}, {4, 8, 1, 6.0f, 3.0f, true},  {30, 64, 1, 0.2f, 0.3f, false}};
+  const int capacity = 2 * d::family_max_corners + 2;
+  std::vector<unsigned char> memory;
+  int pruned = 0, dropped = 0;
+  for (const setting& s : settings)
+    for (std::uint32_t env = 0; env < 40; ++env) {
+      const tg::philox_stream rng(5, env, 1, 0, 10);
+      std::vector<float3> serial(d::family_max_corners);
+      const int n = d::family_corners(rng, s.lo, s.hi, s.layout, 6.5f, s.min_distance, s.max_turn, s.convex, serial.data());
+      const int drawn = d::family_corner_count(rng.uniform(0).v[0], s.lo, s.hi);
+      pruned += n < drawn ? 1 : 0;
+      const auto layout = d::scratch_layout::make(capacity, capacity, 16);
+      memory.assign(layout.bytes + 16, 0);
+      auto block = [&](auto& ctx, std::vector<int>& counts) {
+        d::workspace ws{};
+        ws.bind_scratch(memory.data(), layout);
+        counts[static_cast<std::size_t>(ctx.rank())] =
+            d::family_block_corners(ctx, ws, rng, s.lo, s.hi, s.layout, 6.5f, s.min_distance, s.max_turn, s.convex);
+      };
+      for (int size : {64, 3}) {
+        std::vector<int> counts(static_cast<std::size_t>(size), -1);
+        if (size == 64)
+          tg_test::run_block<64>([&](auto& ctx) { block(ctx, counts); });
+        else
+          tg_test::run_block<3>([&](auto& ctx) { block(ctx, counts); });
+        CAPTURE(env);
+        CAPTURE(size);
+        for (int c : counts) CHECK(c == n);
+        d::workspace ws{};
+        ws.bind_scratch(memory.data(), layout);
+        for (int i = 0; i < n; ++i) CHECK(std::memcmp(&ws.control_next[i], &serial[static_cast<std::size_t>(i)], sizeof(float3)) == 0);
+      }
+      dropped += d::family_draw_corners(rng, drawn, s.layout, 6.5f, s.min_distance, serial.data()) < drawn ? 1 : 0;
+    }
+  // The settings reach the pruning and the dropped corners.
+  CHECK(pruned > 20);
+  CHECK(dropped > 5);
 }

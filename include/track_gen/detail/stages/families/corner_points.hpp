@@ -3,8 +3,9 @@
 /// Random corner points shared by the bezier and hull families (families/bezier.hpp,
 /// families/hull.hpp): a corner count drawn in a range, corners on a jittered grid or uniform in
 /// a disc, a minimum distance between corners, the corners sorted by angle about their centroid
-/// (counter-clockwise), their convex hull, and the pruning of sharp corners. Serial code: one
-/// thread (rank 0) runs it for a block (at most 64 corners).
+/// (counter-clockwise), their convex hull, and the pruning of sharp corners (at most 64
+/// corners). family_corners is the serial form (a gate sequence's thread runs it);
+/// family_block_corners gives the same corners bit for bit with a block's threads.
 
 #include <track_gen/detail/math.hpp>
 #include <track_gen/detail/workspace.hpp>
@@ -46,8 +47,10 @@ TRACK_GEN_HD inline int family_corner_count(float u, int lo, int hi) {
 /// kept corner is drawn again (up to family_corner_tries times, draws 1 + i * tries + t) and the
 /// corner is dropped after the last try, except that the first 3 corners are always kept (a
 /// polygon needs 3). Deterministic: the draws are indexed by corner and try.
+/// `first_draws` (optional): each corner's first draw (u.v[0], u.v[1], u.v[2] of draw 1 + i x tries),
+/// drawn before by the block (family_block_corners); null: drawn here.
 TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int layout, float extent,
-                                            float min_distance, float3* out) {
+                                            float min_distance, float3* out, const float3* first_draws = nullptr) {
   const int g = family_grid_side(n);
   const float cell = 2.0f * extent / static_cast<float>(g);
   const float margin = min_f(0.5f * min_distance, 0.5f * cell);
@@ -56,16 +59,18 @@ TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int
   int count = 0;
   for (int i = 0; i < n; ++i) {
     const std::uint32_t first = 1u + static_cast<std::uint32_t>(i * family_corner_tries);
+    const uniform4 u0 = first_draws != nullptr ? uniform4{{first_draws[i].x, first_draws[i].y, first_draws[i].z, 0.0f}}
+                                               : rng.uniform(first);
     if (layout == 0) {  // this corner's cell: swap a random one of cells[i..g^2) into place i
       const int left = g * g - i;
-      int pick = i + static_cast<int>(rng.uniform(first).v[2] * static_cast<float>(left));
+      int pick = i + static_cast<int>(u0.v[2] * static_cast<float>(left));
       pick = pick < g * g - 1 ? pick : g * g - 1;
       const int t = cells[i];
       cells[i] = cells[pick];
       cells[pick] = t;
     }
     for (int t = 0; t < family_corner_tries; ++t) {
-      const uniform4 u = rng.uniform(first + static_cast<std::uint32_t>(t));
+      const uniform4 u = t == 0 ? u0 : rng.uniform(first + static_cast<std::uint32_t>(t));
       float3 q;
       if (layout == 0) {
         const int cx = cells[i] % g, cy = cells[i] / g;
@@ -87,18 +92,24 @@ TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int
   return count;
 }
 
-/// Sorts pts[0..n) by increasing angle about their centroid (insertion sort, n <= 64). The
-/// centroid lies strictly inside the convex hull of points that are not all on one line, so no
-/// two consecutive angles are pi or more apart: the polygon is a fan of triangles about the
-/// centroid that do not overlap, a simple counter-clockwise polygon.
-TRACK_GEN_HD inline void family_sort_by_angle(float3* pts, int n) {
+/// The centroid of pts[0..n) (xy; z = 0), summed in index order (family_sort_by_angle and
+/// family_block_corners share it: the same bits).
+TRACK_GEN_HD inline float3 family_centroid(const float3* pts, int n) {
   float cx = 0.0f, cy = 0.0f;
   for (int i = 0; i < n; ++i) {
     cx += pts[i].x;
     cy += pts[i].y;
   }
-  cx /= static_cast<float>(n);
-  cy /= static_cast<float>(n);
+  return f3(cx / static_cast<float>(n), cy / static_cast<float>(n), 0.0f);
+}
+
+/// Sorts pts[0..n) by increasing angle about their centroid (insertion sort, n <= 64). The
+/// centroid lies strictly inside the convex hull of points that are not all on one line, so no
+/// two consecutive angles are pi or more apart: the polygon is a fan of triangles about the
+/// centroid that do not overlap, a simple counter-clockwise polygon.
+TRACK_GEN_HD inline void family_sort_by_angle(float3* pts, int n) {
+  const float3 centre = family_centroid(pts, n);
+  const float cx = centre.x, cy = centre.y;
   float angle[family_max_corners];
   for (int i = 0; i < n; ++i) {
     const float3 q = pts[i];
@@ -118,18 +129,17 @@ TRACK_GEN_HD inline bool family_left_turn(float3 a, float3 b, float3 c) {
   return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x) > 0.0f;
 }
 
-/// Keeps the corners of pts[0..n) (sorted by angle about their centroid, as
-/// family_sort_by_angle leaves them) that lie on their convex hull, in the same
-/// counter-clockwise order, and returns how many. Graham's scan from an interior point (R. L.
-/// Graham, "An efficient algorithm for determining the convex hull of a finite planar set",
-/// 1972): the angle order about the centroid is the hull's order, so one stack pass from a hull
-/// corner (the lowest-leftmost) drops every corner where the boundary does not turn left.
-TRACK_GEN_HD inline int family_convex_hull(float3* pts, int n) {
+/// The lowest-leftmost corner of pts[0..n), a corner of their convex hull: where
+/// family_convex_hull's stack pass starts.
+TRACK_GEN_HD inline int family_hull_start(const float3* pts, int n) {
   int start = 0;
   for (int i = 1; i < n; ++i)
     if (pts[i].x < pts[start].x || (pts[i].x == pts[start].x && pts[i].y < pts[start].y)) start = i;
-  float3 ring[family_max_corners];
-  for (int i = 0; i < n; ++i) ring[i] = pts[(start + i) % n];
+  return start;
+}
+
+/// family_convex_hull's stack pass over ring[i] = pts[(family_hull_start + i) mod n], into pts.
+TRACK_GEN_HD inline int family_hull_scan(float3* pts, const float3* ring, int n) {
   int h = 0;
   for (int i = 0; i < n; ++i) {
     while (h >= 2 && !family_left_turn(pts[h - 2], pts[h - 1], ring[i])) --h;
@@ -137,6 +147,19 @@ TRACK_GEN_HD inline int family_convex_hull(float3* pts, int n) {
   }
   while (h >= 3 && !family_left_turn(pts[h - 2], pts[h - 1], pts[0])) --h;
   return h;
+}
+
+/// Keeps the corners of pts[0..n) (sorted by angle about their centroid, as
+/// family_sort_by_angle leaves them) that lie on their convex hull, in the same
+/// counter-clockwise order, and returns how many. Graham's scan from an interior point (R. L.
+/// Graham, "An efficient algorithm for determining the convex hull of a finite planar set",
+/// 1972): the angle order about the centroid is the hull's order, so one stack pass from a hull
+/// corner (the lowest-leftmost) drops every corner where the boundary does not turn left.
+TRACK_GEN_HD inline int family_convex_hull(float3* pts, int n) {
+  const int start = family_hull_start(pts, n);
+  float3 ring[family_max_corners];
+  for (int i = 0; i < n; ++i) ring[i] = pts[(start + i) % n];
+  return family_hull_scan(pts, ring, n);
 }
 
 /// The turn angle at b of the path a -> b -> c, in (-pi, pi], positive to the left.
@@ -179,19 +202,72 @@ TRACK_GEN_HD inline int family_corners(const philox_stream& rng, int lo, int hi,
   return family_prune_sharp(out, count, max_turn);
 }
 
-/// The corners of one attempt for the whole block: rank 0 draws them (family_corners) into
-/// ws.control_next; the count is passed to every thread through ws.dense_s[0] (free scratch
-/// while a generate stage runs). Returns the count kept, the same on every thread; ends with a
-/// barrier.
+/// The corners of one attempt for the whole block, family_corners' corners bit for bit, into
+/// ws.control_next; returns the count kept, the same on every thread; ends with a barrier. The
+/// serial part is only the acceptance of each corner against those kept before it (rank 0): the
+/// first draws of the corners, the angles and the order of the sort (each corner's rank: the
+/// corners of smaller angle, and of equal angle and lower index, as the stable insertion sort
+/// leaves them), the hull's ring and the turns of each pruning round are computed by the block.
+/// Scratch: ws.dense [0, n) (first draws), ws.control [0, n) (the drawn corners, then the
+/// hull's ring and the pruning's copy), ws.dense_s [0, n] (the count, then angles or turns).
 template <class Ctx>
 TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stream& rng, int lo, int hi, int layout,
                                       float extent, float min_distance, float max_turn, bool convex = false) {
-  if (ctx.rank() == 0) {
-    const int count = family_corners(rng, lo, hi, layout, extent, min_distance, max_turn, convex, ws.control_next);
-    ws.dense_s[0] = static_cast<float>(count);  // exact: count <= 64
+  const int n = family_corner_count(rng.uniform(0).v[0], lo, hi);
+  float3* const draws = ws.dense;
+  for (int i = ctx.rank(); i < n; i += ctx.size()) {
+    const uniform4 u = rng.uniform(1u + static_cast<std::uint32_t>(i * family_corner_tries));
+    draws[i] = f3(u.v[0], u.v[1], u.v[2]);
   }
   ctx.sync();
-  return static_cast<int>(ws.dense_s[0]);
+  float3* const drawn = ws.control;
+  float* const value = ws.dense_s + 1;  // per corner: its angle, then its turn
+  if (ctx.rank() == 0)
+    ws.dense_s[0] = static_cast<float>(family_draw_corners(rng, n, layout, extent, min_distance, drawn, draws));  // exact: <= 64
+  ctx.sync();
+  int count = static_cast<int>(ws.dense_s[0]);
+  // The sort by angle about the centroid (family_sort_by_angle's).
+  const float3 centre = family_centroid(drawn, count);
+  for (int i = ctx.rank(); i < count; i += ctx.size()) value[i] = std::atan2(drawn[i].y - centre.y, drawn[i].x - centre.x);
+  ctx.sync();
+  float3* const pts = ws.control_next;
+  for (int i = ctx.rank(); i < count; i += ctx.size()) {
+    const float a = value[i];
+    int place = 0;
+    for (int j = 0; j < count; ++j) place += value[j] < a || (value[j] == a && j < i) ? 1 : 0;
+    pts[place] = drawn[i];
+  }
+  ctx.sync();
+  if (convex) {
+    const int start = family_hull_start(pts, count);
+    for (int i = ctx.rank(); i < count; i += ctx.size()) ws.control[i] = pts[(start + i) % count];
+    ctx.sync();
+    if (ctx.rank() == 0) ws.dense_s[0] = static_cast<float>(family_hull_scan(pts, ws.control, count));
+    ctx.sync();
+    count = static_cast<int>(ws.dense_s[0]);
+  }
+  // family_prune_sharp, a round per corner dropped: the turns by the block, then every thread
+  // finds the same sharpest corner.
+  while (count > 3) {
+    for (int i = ctx.rank(); i < count; i += ctx.size())
+      value[i] = std::fabs(family_turn(pts[i == 0 ? count - 1 : i - 1], pts[i], pts[i + 1 == count ? 0 : i + 1]));
+    ctx.sync();
+    int worst = -1;
+    float worst_turn = max_turn;
+    for (int i = 0; i < count; ++i)
+      if (value[i] > worst_turn) {
+        worst_turn = value[i];
+        worst = i;
+      }
+    if (worst < 0) break;
+    for (int i = ctx.rank(); i + 1 < count; i += ctx.size()) ws.control[i] = pts[i < worst ? i : i + 1];
+    ctx.sync();
+    --count;
+    for (int i = ctx.rank(); i < count; i += ctx.size()) pts[i] = ws.control[i];
+    ctx.sync();
+  }
+  ctx.sync();  // every thread has read the turns before the caller reuses ws.dense_s
+  return count;
 }
 
 }  // namespace track_gen::detail

@@ -37,10 +37,12 @@ namespace track_gen::stages {
 /// i, draw K for the phase, draws from `site_draw_base` for the sites (cell indices taken modulo
 /// 4096 on each axis: a field that repeats every 4096 cells, far beyond any track).
 ///
-/// Block work: the targets are snapped in parallel (one per thread); thread 0 then removes the
-/// duplicates, sorts and cuts corners (K <= 256), and broadcasts the count through scratch.
-/// Scratch used: ws.control_next and ws.dense_s [0, K] (snapped sites, site ids), ws.dense (kept
-/// sites), ws.control_next again for a second Chaikin round.
+/// Block work: the targets are snapped, the duplicates found, the angles computed, the sites
+/// sorted (each one's place counted) and the corners cut by the block, a target or a point per
+/// thread; thread 0 only runs the drop of crowded sites (each decision depends on the last site
+/// kept) and broadcasts its count. Scratch used: ws.control_next (snapped sites, then the sorted
+/// ones), ws.dense_s [0, 2K + 1) (site ids, the count, flags and angles), ws.dense (distinct
+/// sites, then the kept ones), the other of the two for a second Chaikin round.
 struct voronoi_sites {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 12;
@@ -59,10 +61,10 @@ struct voronoi_sites {
   }
 
   /// Most dense samples the spline makes from them under the families' dense budget
-  /// (detail::family_dense_budget; host, sizes the scratch); at least the K + 1 sites and counts
-  /// the stage keeps in ws.dense and ws.dense_s.
+  /// (detail::family_dense_budget; host, sizes the scratch); at least the 2K + 1 ids, flags,
+  /// angles and counts the stage keeps in ws.dense_s (and the K sites in ws.dense).
   static int max_dense_samples(const track_params& p) {
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), p.voronoi.control_points + 1);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), 2 * p.voronoi.control_points + 1);
   }
 
   /// The site of cell (ix, iy) and its id (the draw it came from, below 2^24: exact as a float).
@@ -113,15 +115,14 @@ struct voronoi_sites {
     return best_site;
   }
 
-  /// One round of Chaikin corner cutting of the closed polygon src[0, n) into dst[0, 2n).
-  TRACK_GEN_HD static void chaikin(const float3* src, int n, float3* dst) {
+  /// Points 2i and 2i + 1 of one round of Chaikin corner cutting of the closed polygon src[0, n)
+  /// into dst[0, 2n): edge i's (3/4 a + 1/4 b, 1/4 a + 3/4 b).
+  TRACK_GEN_HD static void chaikin_edge(const float3* src, int n, int i, float3* dst) {
     using namespace detail;
-    for (int i = 0; i < n; ++i) {
-      const float3 a = src[i];
-      const float3 b = src[i + 1 < n ? i + 1 : 0];
-      dst[2 * i] = a * 0.75f + b * 0.25f;
-      dst[2 * i + 1] = a * 0.25f + b * 0.75f;
-    }
+    const float3 a = src[i];
+    const float3 b = src[i + 1 < n ? i + 1 : 0];
+    dst[2 * i] = a * 0.75f + b * 0.25f;
+    dst[2 * i + 1] = a * 0.25f + b * 0.75f;
   }
 
   template <class Ctx>
@@ -130,64 +131,87 @@ struct voronoi_sites {
     const voronoi_params& v = p.voronoi;
     const int k = v.control_points;
     const philox_stream rng = ws.rng(stage_id);
+    float* const id = ws.dense_s;              // [K] each target's site id
+    float* const value = ws.dense_s + k + 1;   // [K] per target: taken, then its site's angle
     for (int i = ctx.rank(); i < k; i += ctx.size()) {
-      std::uint32_t id = 0;
-      ws.control_next[i] = nearest_site(rng, target(rng, i, v), v, id);
-      ws.dense_s[i] = static_cast<float>(id);
+      std::uint32_t site_id = 0;
+      ws.control_next[i] = nearest_site(rng, target(rng, i, v), v, site_id);
+      id[i] = static_cast<float>(site_id);
     }
     ctx.sync();
+    // Targets whose site an earlier target took are dropped; the others keep their order.
+    for (int i = ctx.rank(); i < k; i += ctx.size()) {
+      bool taken = false;
+      for (int j = 0; j < i && !taken; ++j) taken = id[j] == id[i];
+      value[i] = taken ? 1.0f : 0.0f;
+    }
+    ctx.sync();
+    int m = 0;
+    for (int i = 0; i < k; ++i) m += value[i] == 0.0f ? 1 : 0;
+    for (int i = ctx.rank(); i < k; i += ctx.size()) {
+      if (value[i] != 0.0f) continue;
+      int place = 0;
+      for (int j = 0; j < i; ++j) place += value[j] == 0.0f ? 1 : 0;
+      ws.dense[place] = ws.control_next[i];
+    }
+    ctx.sync();
+    if (m < 4) {  // block-uniform
+      m = k;
+      for (int i = ctx.rank(); i < k; i += ctx.size()) ws.dense[i] = target(rng, i, v);
+      ctx.sync();
+    }
+    // The stable sort by polar angle: each site's place is the number of sites of smaller angle,
+    // and of equal angle and lower index. The sorted sites go to ws.control_next, their angles to
+    // ws.dense_s [0, m).
+    for (int i = ctx.rank(); i < m; i += ctx.size()) value[i] = std::atan2(ws.dense[i].y, ws.dense[i].x);
+    ctx.sync();
+    for (int i = ctx.rank(); i < m; i += ctx.size()) {
+      const float a = value[i];
+      int place = 0;
+      for (int j = 0; j < m; ++j) place += value[j] < a || (value[j] == a && j < i) ? 1 : 0;
+      ws.control_next[place] = ws.dense[i];
+      ws.dense_s[place] = a;
+    }
+    ctx.sync();
+    // Drop sites that crowd the last kept one in angle (a radial spike of the polygon): serial,
+    // each decision depends on the last kept site. Fewer than 4 kept: every site stays.
+    const float3* sites = ws.control_next;
     if (ctx.rank() == 0) {
-      int m = 0;
-      for (int i = 0; i < k; ++i) {
-        bool taken = false;
-        for (int j = 0; j < i && !taken; ++j) taken = ws.dense_s[j] == ws.dense_s[i];
-        if (!taken) ws.dense[m++] = ws.control_next[i];
-      }
-      if (m < 4) {
-        m = k;
-        for (int i = 0; i < k; ++i) ws.dense[i] = target(rng, i, v);
-      }
-      // Stable insertion sort by polar angle: a star-shaped polygon about the origin.
+      const float min_gap = v.min_angle_gap * 2.0f * pi / static_cast<float>(k);
+      int kept = 1;
+      float last = ws.dense_s[0];
+      const float first = last;
+      ws.dense[0] = sites[0];
       for (int i = 1; i < m; ++i) {
-        const float3 x = ws.dense[i];
-        const float a = std::atan2(x.y, x.x);
-        int j = i - 1;
-        while (j >= 0 && std::atan2(ws.dense[j].y, ws.dense[j].x) > a) {
-          ws.dense[j + 1] = ws.dense[j];
-          --j;
-        }
-        ws.dense[j + 1] = x;
+        const float a = ws.dense_s[i];
+        if (a - last < min_gap || first + 2.0f * pi - a < min_gap) continue;
+        ws.dense[kept++] = sites[i];
+        last = a;
       }
-      // Drop sites that crowd the last kept one in angle (a radial spike of the polygon).
-      {
-        const float min_gap = v.min_angle_gap * 2.0f * pi / static_cast<float>(k);
-        int kept = 1;
-        float last = std::atan2(ws.dense[0].y, ws.dense[0].x);
-        const float first = last;
-        for (int i = 1; i < m; ++i) {
-          const float a = std::atan2(ws.dense[i].y, ws.dense[i].x);
-          if (a - last < min_gap || first + 2.0f * pi - a < min_gap) continue;
-          ws.dense[kept++] = ws.dense[i];
-          last = a;
-        }
-        if (kept >= 4) m = kept;
-      }
-      if (v.chaikin_rounds == 0) {
-        for (int i = 0; i < m; ++i) ws.control[i] = ws.dense[i];
-      } else if (v.chaikin_rounds == 1) {
-        chaikin(ws.dense, m, ws.control);
-      } else {
-        chaikin(ws.dense, m, ws.control_next);
-        chaikin(ws.control_next, 2 * m, ws.control);
-      }
-      ws.dense_s[k] = static_cast<float>(m << v.chaikin_rounds);  // the count, for every thread
+      ws.dense_s[k] = static_cast<float>(kept);
     }
     ctx.sync();
-    ws.num_control = static_cast<int>(ws.dense_s[k]);
+    const int kept = static_cast<int>(ws.dense_s[k]);
+    if (kept >= 4) {
+      m = kept;
+      sites = ws.dense;
+    }
+    // Chaikin rounds into ws.control (the first of two into the other buffer).
+    if (v.chaikin_rounds == 0) {
+      for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = sites[i];
+    } else if (v.chaikin_rounds == 1) {
+      for (int i = ctx.rank(); i < m; i += ctx.size()) chaikin_edge(sites, m, i, ws.control);
+    } else {
+      float3* const between = sites == ws.dense ? ws.control_next : ws.dense;
+      for (int i = ctx.rank(); i < m; i += ctx.size()) chaikin_edge(sites, m, i, between);
+      ctx.sync();
+      for (int i = ctx.rank(); i < 2 * m; i += ctx.size()) chaikin_edge(between, 2 * m, i, ws.control);
+    }
+    ws.num_control = m << v.chaikin_rounds;
     // After r rounds a corner and its two edges span 2^r points: neighbours, not other sections.
     ws.relax_neighbours = (1 << v.chaikin_rounds) > 2 ? 1 << v.chaikin_rounds : 2;
     ws.dense_budget = detail::family_dense_budget(p.spline.samples_per_segment);
-    ctx.sync();  // every thread has read the count before a later stage reuses dense_s
+    ctx.sync();
   }
 };
 
