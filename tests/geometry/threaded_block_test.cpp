@@ -194,7 +194,8 @@ TEST_CASE("family_block_corners: a block's corners are family_corners' (a gate s
   };
   const setting settings[] = {{8, 12, 1, 3.0f, 2.2f, false}, {8, 12, 0, 1.0f, 2.2f, false}, {3, 64, 1, 0.5f, 1.0f, true},
                               {20, 40, 0, 2.5f, 0.6f, false}, {4, 8, 1, 6.0f, 3.0f, true},  {30, 64, 1, 0.2f, 0.3f, false}};
-  const int capacity = 2 * d::family_max_corners + 2;
+  // The stage's scratch: the tries of up to 64 corners in ws.dense, the corners in ws.control.
+  const int capacity = d::family_corner_tries * d::family_max_corners;
   std::vector<unsigned char> memory;
   int pruned = 0, dropped = 0;
   for (const setting& s : settings)

@@ -49,9 +49,11 @@ struct bezier_corners {
   static int max_control_points(const track_params& p) { return p.bezier.corners_max * p.bezier.samples_per_piece; }
 
   /// Most dense samples the spline makes from them under the dense budget (host; sizes the
-  /// scratch); at least the 2 x corners_max tangents and handles the stage keeps in ws.dense.
+  /// scratch); at least the 8 x corners_max tries of the corners (detail::family_block_corners)
+  /// and the 2 x corners_max tangents and handles the stage keeps in ws.dense.
   static int max_dense_samples(const track_params& p) {
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), 2 * p.bezier.corners_max);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p),
+                                         detail::family_corner_tries * p.bezier.corners_max);
   }
 
   template <class Ctx>

@@ -39,6 +39,31 @@ TRACK_GEN_HD inline int family_corner_count(float u, int lo, int hi) {
   return lo + (k < span - 1 ? k : span - 1);
 }
 
+/// A candidate corner of the disc layout from its draw u: uniform in the disc of radius extent.
+/// Out of line on the device, as family_draw_corners (its sine and cosine hold many registers).
+TRACK_GEN_HD TRACK_GEN_NOINLINE inline float3 family_disc_point(const uniform4& u, float extent) {
+  const float r = extent * std::sqrt(u.v[0]);
+  const float a = 2.0f * pi * u.v[1];
+  return f3(r * std::cos(a), r * std::sin(a), 0.0f);
+}
+
+/// Whether length(q - kept[j]) >= min_distance for every j < count. The squared distance
+/// settles each comparison unless it is within about 2^-20 of min_distance^2; only then is the
+/// square root taken. The answers are those of the square roots (correctly rounded and
+/// increasing: at least 2^-20 above the square, the root is above min_distance; at least 2^-20
+/// below, it is more than an ulp below), without a square root per pair.
+TRACK_GEN_HD inline bool family_far_from(float3 q, const float3* kept, int count, float min_distance) {
+  const float square = min_distance * min_distance;
+  const float above = square * (1.0f + 0x1p-20f), below = square * (1.0f - 0x1p-20f);
+  for (int j = 0; j < count; ++j) {
+    const float3 d = q - kept[j];
+    const float d2 = dot(d, d);
+    if (d2 >= above) continue;
+    if (d2 < below || !(std::sqrt(d2) >= min_distance)) return false;
+  }
+  return true;
+}
+
 /// Draws n corners (z = 0) into out[0..count) and returns count. layout 0: each corner in its
 /// own cell of a g x g grid over [-extent, extent]^2 (cells picked by a partial Fisher-Yates
 /// shuffle), jittered inside the cell with a margin of min_distance / 2 from its edges, so that
@@ -47,20 +72,28 @@ TRACK_GEN_HD inline int family_corner_count(float u, int lo, int hi) {
 /// kept corner is drawn again (up to family_corner_tries times, draws 1 + i * tries + t) and the
 /// corner is dropped after the last try, except that the first 3 corners are always kept (a
 /// polygon needs 3). Deterministic: the draws are indexed by corner and try.
-/// `first_draws` (optional): each corner's first draw (u.v[0], u.v[1], u.v[2] of draw 1 + i x tries),
-/// drawn before by the block (family_block_corners); null: drawn here.
-TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int layout, float extent,
-                                            float min_distance, float3* out, const float3* first_draws = nullptr) {
+/// `tries` (optional, [n x family_corner_tries], try t of corner i at i x tries + t): what
+/// family_block_corners computed before with the block, the draw's (v[0], v[1], v[2]) for the
+/// grid layout, the candidate corner (family_disc_point) for the disc; null: drawn here.
+/// Out of line on the device: one thread runs it once an attempt, and inlined it took the
+/// registers of the block's hot loops (spills in the bezier and hull kernels).
+TRACK_GEN_HD TRACK_GEN_NOINLINE inline int family_draw_corners(const philox_stream& rng, int n, int layout, float extent,
+                                                               float min_distance, float3* out, const float3* tries = nullptr) {
   const int g = family_grid_side(n);
   const float cell = 2.0f * extent / static_cast<float>(g);
   const float margin = min_f(0.5f * min_distance, 0.5f * cell);
   int cells[family_max_grid_cells];
-  for (int c = 0; c < g * g; ++c) cells[c] = c;
+  if (layout == 0)
+    for (int c = 0; c < g * g; ++c) cells[c] = c;
   int count = 0;
   for (int i = 0; i < n; ++i) {
     const std::uint32_t first = 1u + static_cast<std::uint32_t>(i * family_corner_tries);
-    const uniform4 u0 = first_draws != nullptr ? uniform4{{first_draws[i].x, first_draws[i].y, first_draws[i].z, 0.0f}}
-                                               : rng.uniform(first);
+    const float3* row = tries != nullptr ? tries + i * family_corner_tries : nullptr;
+    auto draw = [&](int t) {
+      return row != nullptr ? uniform4{{row[t].x, row[t].y, row[t].z, 0.0f}} : rng.uniform(first + static_cast<std::uint32_t>(t));
+    };
+    // The first draw serves the grid's pick and the first try (the disc's table holds corners).
+    const uniform4 u0 = row != nullptr && layout != 0 ? uniform4{} : draw(0);
     if (layout == 0) {  // this corner's cell: swap a random one of cells[i..g^2) into place i
       const int left = g * g - i;
       int pick = i + static_cast<int>(u0.v[2] * static_cast<float>(left));
@@ -70,20 +103,16 @@ TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int
       cells[pick] = t;
     }
     for (int t = 0; t < family_corner_tries; ++t) {
-      const uniform4 u = t == 0 ? u0 : rng.uniform(first + static_cast<std::uint32_t>(t));
       float3 q;
       if (layout == 0) {
+        const uniform4 u = t == 0 ? u0 : draw(t);
         const int cx = cells[i] % g, cy = cells[i] / g;
         q = f3(-extent + cell * static_cast<float>(cx) + margin + (cell - 2.0f * margin) * u.v[0],
                -extent + cell * static_cast<float>(cy) + margin + (cell - 2.0f * margin) * u.v[1], 0.0f);
       } else {
-        const float r = extent * std::sqrt(u.v[0]);
-        const float a = 2.0f * pi * u.v[1];
-        q = f3(r * std::cos(a), r * std::sin(a), 0.0f);
+        q = row != nullptr ? row[t] : family_disc_point(t == 0 ? u0 : draw(t), extent);
       }
-      bool far = true;
-      for (int j = 0; j < count && far; ++j) far = length(q - out[j]) >= min_distance;
-      if (far || (count < 3 && t == family_corner_tries - 1)) {
+      if (family_far_from(q, out, count, min_distance) || (count < 3 && t == family_corner_tries - 1)) {
         out[count++] = q;
         break;
       }
@@ -205,25 +234,28 @@ TRACK_GEN_HD inline int family_corners(const philox_stream& rng, int lo, int hi,
 /// The corners of one attempt for the whole block, family_corners' corners bit for bit, into
 /// ws.control_next; returns the count kept, the same on every thread; ends with a barrier. The
 /// serial part is only the acceptance of each corner against those kept before it (rank 0): the
-/// first draws of the corners, the angles and the order of the sort (each corner's rank: the
+/// draws (and the disc layout's candidate corners) of every try, the angles and the order of the sort (each corner's rank: the
 /// corners of smaller angle, and of equal angle and lower index, as the stable insertion sort
 /// leaves them), the hull's ring and the turns of each pruning round are computed by the block.
-/// Scratch: ws.dense [0, n) (first draws), ws.control [0, n) (the drawn corners, then the
-/// hull's ring and the pruning's copy), ws.dense_s [0, n] (the count, then angles or turns).
+/// Scratch: ws.dense [0, n x family_corner_tries) (the tries), ws.control [0, n) (the drawn
+/// corners, then the hull's ring and the pruning's copy), ws.dense_s [0, n] (the count, then
+/// angles or turns).
 template <class Ctx>
 TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stream& rng, int lo, int hi, int layout,
                                       float extent, float min_distance, float max_turn, bool convex = false) {
   const int n = family_corner_count(rng.uniform(0).v[0], lo, hi);
-  float3* const draws = ws.dense;
-  for (int i = ctx.rank(); i < n; i += ctx.size()) {
-    const uniform4 u = rng.uniform(1u + static_cast<std::uint32_t>(i * family_corner_tries));
-    draws[i] = f3(u.v[0], u.v[1], u.v[2]);
+  // Every try of every corner at once (most are never looked at: a corner mostly takes its
+  // first), so that thread 0's acceptance below draws nothing and takes no sine or cosine.
+  float3* const tries = ws.dense;
+  for (int k = ctx.rank(); k < n * family_corner_tries; k += ctx.size()) {
+    const uniform4 u = rng.uniform(1u + static_cast<std::uint32_t>(k));
+    tries[k] = layout == 0 ? f3(u.v[0], u.v[1], u.v[2]) : family_disc_point(u, extent);
   }
   ctx.sync();
   float3* const drawn = ws.control;
   float* const value = ws.dense_s + 1;  // per corner: its angle, then its turn
   if (ctx.rank() == 0)
-    ws.dense_s[0] = static_cast<float>(family_draw_corners(rng, n, layout, extent, min_distance, drawn, draws));  // exact: <= 64
+    ws.dense_s[0] = static_cast<float>(family_draw_corners(rng, n, layout, extent, min_distance, drawn, tries));  // exact: <= 64
   ctx.sync();
   int count = static_cast<int>(ws.dense_s[0]);
   // The sort by angle about the centroid (family_sort_by_angle's).

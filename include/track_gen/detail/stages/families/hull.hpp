@@ -41,9 +41,11 @@ struct hull_corners {
   static int max_control_points(const track_params& p) { return (2 * p.hull.corners_max) << p.hull.chaikin_passes; }
 
   /// Most dense samples the spline makes from them under the dense budget (host; sizes the
-  /// scratch); at least the 2 x corners_max points the stage keeps in ws.dense.
+  /// scratch); at least the 8 x corners_max tries of the corners (detail::family_block_corners)
+  /// and the 2 x corners_max points the stage keeps in ws.dense.
   static int max_dense_samples(const track_params& p) {
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), 2 * p.hull.corners_max);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p),
+                                         detail::family_corner_tries * p.hull.corners_max);
   }
 
   /// The displaced midpoint of corner i's edge a -> c (draw family_corner_draws + i of `rng`, the
