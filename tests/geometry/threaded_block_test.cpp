@@ -4,7 +4,7 @@
 /// written so that the block size changes no result (the CUDA backend's wide masked blocks rely on
 /// it), so any difference is a fault of the block-parallel code: a missing barrier, a race, a
 /// strided loop that assumes one thread. Run under ThreadSanitizer it also reports the races that
-/// happen to give the same bits (docs/testing.md).
+/// happen to give the same bits (the _tsan target, tests/CMakeLists.txt).
 
 #include "support/threaded_block_context.hpp"
 
