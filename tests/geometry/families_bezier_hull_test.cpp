@@ -263,3 +263,31 @@ TEST_CASE("family_prune_sharp drops the sharpest corners until none turns by mor
     }
   }
 }
+
+TEST_CASE("family_far_from gives the answers of length(q - p) >= min_distance, near the threshold and for tiny distances") {
+  // Points at distances within a few ulps of min_distance (the squared test's margins are
+  // 2^-20), far inside and outside, and minimum distances whose square is subnormal or zero.
+  std::mt19937 gen(17);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  int near_threshold = 0;
+  for (float md : {0.0f, 1e-25f, 1e-20f, 2.7e-20f, 1e-19f, 1.1e-19f, 1e-3f, 0.37f, 3.0f, 6.5f, 1e6f}) {
+    for (int k = 0; k < 20000; ++k) {
+      const float3 p{unit(gen), unit(gen), 0.0f};
+      const float angle = 3.14159265f * unit(gen);
+      // A distance scaled from md by up to 2^-18 either way, or a random one.
+      const float scale = k % 2 == 0 ? 1.0f + std::ldexp(unit(gen), -18) : 4.0f * (unit(gen) + 1.0f);
+      const float r = md * scale;
+      const float3 q{p.x + r * std::cos(angle), p.y + r * std::sin(angle), 0.0f};
+      const float3 d{q.x - p.x, q.y - p.y, q.z - p.z};
+      const bool expected = std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z) >= md;
+      CAPTURE(md);
+      CAPTURE(k);
+      REQUIRE(tg::detail::family_far_from(q, &p, 1, md) == expected);
+      near_threshold += std::fabs(std::sqrt(d.x * d.x + d.y * d.y) - md) <= 4e-7f * md ? 1 : 0;
+    }
+    // Two identical points: too close for any positive minimum distance.
+    const float3 p{0.25f, -0.5f, 0.0f};
+    CHECK(tg::detail::family_far_from(p, &p, 1, md) == (0.0f >= md));
+  }
+  CHECK(near_threshold > 1000);
+}

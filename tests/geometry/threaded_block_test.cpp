@@ -78,9 +78,10 @@ std::string differences(const tg::track_snapshot& x, const tg::track_snapshot& y
 }
 
 /// The pipeline's tracks with blocks of 64 threads (the CUDA generation block) and of 3 (no
-/// multiple of a warp) against the one-thread context.
+/// multiple of a warp) against the one-thread context; `wide`: also 256 (the masked
+/// regeneration's wide blocks, whose checkpoint walks spread over 8 warps).
 template <class Pipeline>
-void check_pipeline(const tg::track_params& p, float spacing) {
+void check_pipeline(const tg::track_params& p, float spacing, bool wide = false) {
   const tg::track_snapshot one = build<Pipeline, 0>(p, spacing);
   // The reference is not degenerate: most envs hold a valid random track.
   int valid = 0;
@@ -89,6 +90,7 @@ void check_pipeline(const tg::track_params& p, float spacing) {
   CHECK(valid * 2 > p.num_envs);
   CHECK(differences(one, build<Pipeline, 64>(p, spacing)) == "");
   CHECK(differences(one, build<Pipeline, 3>(p, spacing)) == "");
+  if (wide) CHECK(differences(one, build<Pipeline, 256>(p, spacing)) == "");
 }
 
 tg::track_params family(tg::generator_family f, int envs) {
@@ -106,14 +108,14 @@ TEST_CASE("blocks of threads build the one-thread context's tracks: polar, bezie
   check_pipeline<tg::presets::bezier_pipeline>(family(tg::generator_family::bezier, 12), 1.0f);
   check_pipeline<tg::presets::hull_pipeline>(family(tg::generator_family::hull, 12), 1.0f);
   check_pipeline<tg::presets::voronoi_pipeline>(family(tg::generator_family::voronoi, 12), 1.0f);
-  check_pipeline<tg::presets::checkpoint_pipeline>(family(tg::generator_family::checkpoint, 12), 1.0f);
+  check_pipeline<tg::presets::checkpoint_pipeline>(family(tg::generator_family::checkpoint, 12), 1.0f, true);
 }
 
 TEST_CASE("blocks of threads build the one-thread context's tracks: mixed, relaxed, elevated, gate courses") {
   tg::track_params mix = family(tg::generator_family::polar, 16);
   for (float& w : mix.generator.weights) w = 1.0f;
   mix.generator.weights[static_cast<int>(tg::generator_family::repulsive)] = 0.0f;
-  check_pipeline<tg::presets::family_pipeline>(mix, 1.0f);
+  check_pipeline<tg::presets::family_pipeline>(mix, 1.0f, true);
   tg::track_params relaxed = mix;
   relaxed.relaxation.max_iterations = 50;
   check_pipeline<tg::presets::relaxed_family_pipeline>(relaxed, 1.0f);

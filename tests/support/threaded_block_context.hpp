@@ -15,21 +15,27 @@
 #include <track_gen/detail/host/block_context.hpp>
 #include <track_gen/detail/math.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 namespace tg_test {
 
-/// A reusable barrier of `count` threads (C++17 has no std::barrier).
+/// A reusable barrier of `count` threads (C++17 has no std::barrier). A thread that never
+/// arrives (one that threw, or took a path without the barrier the others wait at) must not hang
+/// the test: `abandon` wakes every waiter with an exception, and a wait longer than a minute
+/// throws one too.
 class block_barrier {
  public:
   explicit block_barrier(int count) : count_(count) {}
   void wait() {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (abandoned_) throw std::runtime_error("threaded_block_context: a thread of the block left it");
     const unsigned long long generation = generation_;
     if (++arrived_ == count_) {
       arrived_ = 0;
@@ -37,7 +43,18 @@ class block_barrier {
       cv_.notify_all();
       return;
     }
-    cv_.wait(lock, [&] { return generation_ != generation; });
+    const bool passed = cv_.wait_for(lock, std::chrono::seconds(60), [&] { return generation_ != generation || abandoned_; });
+    if (!passed || abandoned_) {
+      abandoned_ = true;
+      cv_.notify_all();
+      throw std::runtime_error(passed ? "threaded_block_context: a thread of the block left it"
+                                      : "threaded_block_context: the block's threads met different barriers (a minute's wait)");
+    }
+  }
+  void abandon() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    abandoned_ = true;
+    cv_.notify_all();
   }
 
  private:
@@ -45,15 +62,19 @@ class block_barrier {
   std::condition_variable cv_;
   int count_;
   int arrived_ = 0;
+  bool abandoned_ = false;
   unsigned long long generation_ = 0;
 };
 
 /// What the threads of one block share besides the scratch: the barrier and the collectives'
-/// slots (one per thread).
+/// slots (one per thread; reduce_max_pair's in two buffers, by parity, as CUDA's).
 struct block_shared {
-  explicit block_shared(int size) : barrier(size), a(static_cast<std::size_t>(size)), b(static_cast<std::size_t>(size)) {}
+  explicit block_shared(int size)
+      : barrier(size), a(static_cast<std::size_t>(size)), pair{std::vector<float2>(static_cast<std::size_t>(size)),
+                                                              std::vector<float2>(static_cast<std::size_t>(size))} {}
   block_barrier barrier;
-  std::vector<float> a, b;
+  std::vector<float> a;
+  std::vector<float2> pair[2];
 };
 
 template <int Size>
@@ -72,22 +93,25 @@ struct threaded_block_context : track_gen::detail::launch_protocol<threaded_bloc
   float reduce_min(float v) const {
     return combine(v, [](float x, float y) { return track_gen::detail::min_f(x, y); });
   }
-  float2 reduce_max_pair(float a, float b, int) const {
-    shared->a[static_cast<std::size_t>(thread)] = a;
-    shared->b[static_cast<std::size_t>(thread)] = b;
+  /// As cuda_block_context's: one barrier, the slots of `parity`'s buffer (calls alternate it;
+  /// two calls in a row with the same parity race here as they would on the GPU).
+  float2 reduce_max_pair(float a, float b, int parity) const {
+    std::vector<float2>& slots = shared->pair[parity & 1];
+    slots[static_cast<std::size_t>(thread)] = float2{a, b};
     sync();
-    float2 r{shared->a[0], shared->b[0]};
+    float2 r = slots[0];
     for (int t = 1; t < Size; ++t) {
-      r.x = track_gen::detail::max_f(r.x, shared->a[static_cast<std::size_t>(t)]);
-      r.y = track_gen::detail::max_f(r.y, shared->b[static_cast<std::size_t>(t)]);
+      r.x = track_gen::detail::max_f(r.x, slots[static_cast<std::size_t>(t)].x);
+      r.y = track_gen::detail::max_f(r.y, slots[static_cast<std::size_t>(t)].y);
     }
-    sync();
     return r;
   }
   bool all(bool v) const { return combine(v ? 1.0f : 0.0f, [](float x, float y) { return x < y ? x : y; }) != 0.0f; }
   bool any(bool v) const { return combine(v ? 1.0f : 0.0f, [](float x, float y) { return x > y ? x : y; }) != 0.0f; }
+  /// Thread 0 scans, after no barrier: the caller's barrier must come first (the CUDA scan of
+  /// a block wider than its 64-element tiles has lanes read other threads' elements), and a
+  /// missing one is a race here.
   void inclusive_sum(float* data, int n) const {
-    sync();
     if (thread == 0) track_gen::detail::host_block_context{}.inclusive_sum(data, n);
     sync();
   }
@@ -120,6 +144,7 @@ void run_block(Body&& body) {
         body(ctx);
       } catch (...) {
         errors[static_cast<std::size_t>(t)] = std::current_exception();
+        shared.barrier.abandon();  // the others would wait for this thread forever
       }
     });
   for (std::thread& th : threads) th.join();

@@ -51,15 +51,18 @@ TRACK_GEN_HD TRACK_GEN_NOINLINE inline float3 family_disc_point(const uniform4& 
 /// settles each comparison unless it is within about 2^-20 of min_distance^2; only then is the
 /// square root taken. The answers are those of the square roots (correctly rounded and
 /// increasing: at least 2^-20 above the square, the root is above min_distance; at least 2^-20
-/// below, it is more than an ulp below), without a square root per pair.
+/// below, it is more than an ulp below), without a square root per pair. The margins are
+/// relative only while min_distance^2 is a normal float: below that (min_distance < 1.1e-19 m)
+/// every comparison takes the square root.
 TRACK_GEN_HD inline bool family_far_from(float3 q, const float3* kept, int count, float min_distance) {
   const float square = min_distance * min_distance;
-  const float above = square * (1.0f + 0x1p-20f), below = square * (1.0f - 0x1p-20f);
+  const bool normal = square >= 0x1p-126f;  // FLT_MIN
+  const float above = normal ? square * (1.0f + 0x1p-20f) : 0.0f, below = normal ? square * (1.0f - 0x1p-20f) : 0.0f;
   for (int j = 0; j < count; ++j) {
     const float3 d = q - kept[j];
     const float d2 = dot(d, d);
-    if (d2 >= above) continue;
-    if (d2 < below || !(std::sqrt(d2) >= min_distance)) return false;
+    if (normal && d2 >= above) continue;
+    if ((normal && d2 < below) || !(std::sqrt(d2) >= min_distance)) return false;
   }
   return true;
 }
