@@ -104,6 +104,16 @@ TRACK_GEN_HD inline int wrap(int i, int n) {
   return r < 0 ? r + n : r;
 }
 
+/// Where element i of key[0, n) lands in a stable ascending sort: the number of elements of
+/// smaller key, and of equal key and lower index (the order a stable insertion sort leaves; keys
+/// not NaN). A block sorts n small arrays by scattering each element to its rank.
+TRACK_GEN_HD inline int stable_rank(const float* key, int n, int i) {
+  const float a = key[i];
+  int place = 0;
+  for (int j = 0; j < n; ++j) place += key[j] < a || (key[j] == a && j < i) ? 1 : 0;
+  return place;
+}
+
 /// Closest point on segment [a, b] to p, as the parameter t in [0, 1].
 TRACK_GEN_HD inline float closest_parameter(float3 p, float3 a, float3 b) {
   const float3 ab = b - a;

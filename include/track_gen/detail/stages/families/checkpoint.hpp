@@ -160,14 +160,18 @@ struct checkpoint_walk {
     return f3(r * std::cos(phase + a), r * std::sin(phase + a), 0.0f);
   }
 
-  /// Candidate k's C checkpoints into table[0, C): (x, y, its angle relative to checkpoint 0's),
-  /// serial (run() fills the K candidates' tables with the whole block).
+  /// Checkpoint j of candidate k as the walk's table holds it: (x, y, its angle relative to
+  /// checkpoint 0's).
+  TRACK_GEN_HD static float3 table_entry(const philox_stream& rng, int k, int j, const checkpoint_params& c) {
+    float rel = 0.0f;
+    const float3 q = checkpoint(rng, k, j, c, rel);
+    return detail::f3(q.x, q.y, rel);
+  }
+
+  /// Candidate k's C checkpoints into table[0, C), serial (run() fills the K candidates' tables
+  /// with the whole block).
   TRACK_GEN_HD static void fill_checkpoints(const philox_stream& rng, int k, const checkpoint_params& c, float3* table) {
-    for (int j = 0; j < c.checkpoints; ++j) {
-      float rel = 0.0f;
-      table[j] = checkpoint(rng, k, j, c, rel);
-      table[j].z = rel;
-    }
+    for (int j = 0; j < c.checkpoints; ++j) table[j] = table_entry(rng, k, j, c);
   }
 
   /// What one candidate's walk gave.
@@ -328,12 +332,7 @@ struct checkpoint_walk {
     // The candidates' checkpoints, drawn by the whole block (a walk would otherwise stop for
     // three Philox draws, a sine and a cosine at each of its 2 C targets, serially).
     float3* table = ws.dense + candidates * n;
-    for (int q = ctx.rank(); q < candidates * cps; q += ctx.size()) {
-      const int k = q / cps, j = q - k * cps;
-      float rel = 0.0f;
-      table[q] = checkpoint(rng, k, j, c, rel);
-      table[q].z = rel;
-    }
+    for (int q = ctx.rank(); q < candidates * cps; q += ctx.size()) table[q] = table_entry(rng, q / cps, q % cps, c);
     ctx.sync();
     // The walks: candidate k on thread `slot` = k mod size, slots spread over the warps first, so
     // that the serial walks of a few candidates run in different warps, not as divergent lanes

@@ -266,12 +266,7 @@ TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stre
   for (int i = ctx.rank(); i < count; i += ctx.size()) value[i] = std::atan2(drawn[i].y - centre.y, drawn[i].x - centre.x);
   ctx.sync();
   float3* const pts = ws.control_next;
-  for (int i = ctx.rank(); i < count; i += ctx.size()) {
-    const float a = value[i];
-    int place = 0;
-    for (int j = 0; j < count; ++j) place += value[j] < a || (value[j] == a && j < i) ? 1 : 0;
-    pts[place] = drawn[i];
-  }
+  for (int i = ctx.rank(); i < count; i += ctx.size()) pts[stable_rank(value, count, i)] = drawn[i];
   ctx.sync();
   if (convex) {
     const int start = family_hull_start(pts, count);

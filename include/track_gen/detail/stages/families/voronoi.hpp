@@ -166,11 +166,9 @@ struct voronoi_sites {
     for (int i = ctx.rank(); i < m; i += ctx.size()) value[i] = std::atan2(ws.dense[i].y, ws.dense[i].x);
     ctx.sync();
     for (int i = ctx.rank(); i < m; i += ctx.size()) {
-      const float a = value[i];
-      int place = 0;
-      for (int j = 0; j < m; ++j) place += value[j] < a || (value[j] == a && j < i) ? 1 : 0;
+      const int place = stable_rank(value, m, i);
       ws.control_next[place] = ws.dense[i];
-      ws.dense_s[place] = a;
+      ws.dense_s[place] = value[i];
     }
     ctx.sync();
     // Drop sites that crowd the last kept one in angle (a radial spike of the polygon): serial,
