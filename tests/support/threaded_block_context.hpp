@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -67,14 +68,16 @@ class block_barrier {
 };
 
 /// What the threads of one block share besides the scratch: the barrier and the collectives'
-/// slots (one per thread; reduce_max_pair's in two buffers, by parity, as CUDA's).
+/// slots (one per thread; reduce_max_pair's and reduce_or's in two buffers, by parity, as CUDA's).
 struct block_shared {
   explicit block_shared(int size)
-      : barrier(size), a(static_cast<std::size_t>(size)), pair{std::vector<float2>(static_cast<std::size_t>(size)),
-                                                              std::vector<float2>(static_cast<std::size_t>(size))} {}
+      : barrier(size), a(static_cast<std::size_t>(size)),
+        pair{std::vector<float2>(static_cast<std::size_t>(size)), std::vector<float2>(static_cast<std::size_t>(size))},
+        bits{std::vector<std::uint32_t>(static_cast<std::size_t>(size)), std::vector<std::uint32_t>(static_cast<std::size_t>(size))} {}
   block_barrier barrier;
   std::vector<float> a;
   std::vector<float2> pair[2];
+  std::vector<std::uint32_t> bits[2];
 };
 
 template <int Size>
@@ -104,6 +107,15 @@ struct threaded_block_context : track_gen::detail::launch_protocol<threaded_bloc
       r.x = track_gen::detail::max_f(r.x, slots[static_cast<std::size_t>(t)].x);
       r.y = track_gen::detail::max_f(r.y, slots[static_cast<std::size_t>(t)].y);
     }
+    return r;
+  }
+  /// As cuda_block_context's: one barrier, the slots of `parity`'s buffer.
+  std::uint32_t reduce_or(std::uint32_t v, int parity) const {
+    std::vector<std::uint32_t>& slots = shared->bits[parity & 1];
+    slots[static_cast<std::size_t>(thread)] = v;
+    sync();
+    std::uint32_t r = 0;
+    for (int t = 0; t < Size; ++t) r |= slots[static_cast<std::size_t>(t)];
     return r;
   }
   bool all(bool v) const { return combine(v ? 1.0f : 0.0f, [](float x, float y) { return x < y ? x : y; }) != 0.0f; }

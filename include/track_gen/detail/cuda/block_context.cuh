@@ -13,6 +13,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace track_gen::detail {
@@ -45,6 +46,7 @@ struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads, Sca
     } phase;
     float broadcast;
     float2 pair[2][warps];  ///< each warp's maxima of reduce_max_pair, one buffer per parity (outside the union)
+    std::uint32_t bits[2][warps];  ///< each warp's OR of reduce_or, one buffer per parity (outside the union)
   };
 
   TempStorage& temp;
@@ -107,6 +109,22 @@ struct cuda_block_context : launch_protocol<cuda_block_context<BlockThreads, Sca
 #else
     (void)parity;
     return float2{a, b};
+#endif
+  }
+  /// The block's bitwise OR of v, in every thread, after one barrier (as reduce_max_pair: warp
+  /// shuffles, then the warps' ORs from a buffer per parity; calls alternate `parity`).
+  TRACK_GEN_HD std::uint32_t reduce_or(std::uint32_t v, int parity) const {
+#ifdef __CUDA_ARCH__
+    for (int offset = warp_size / 2; offset > 0; offset /= 2) v |= __shfl_xor_sync(0xffffffffu, v, offset);
+    std::uint32_t* const buffer = temp.bits[parity & 1];
+    if (threadIdx.x % warp_size == 0) buffer[threadIdx.x / warp_size] = v;
+    __syncthreads();
+    std::uint32_t r = buffer[0];
+    for (int w = 1; w < warps; ++w) r |= buffer[w];
+    return r;
+#else
+    (void)parity;
+    return v;
 #endif
   }
   TRACK_GEN_HD bool all(bool v) const {

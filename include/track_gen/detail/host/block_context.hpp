@@ -7,6 +7,8 @@
 #include <track_gen/detail/config.hpp>
 #include <track_gen/detail/launch_protocol.hpp>
 
+#include <cstdint>
+
 namespace track_gen::detail {
 
 struct host_block_context : launch_protocol<host_block_context> {
@@ -17,6 +19,8 @@ struct host_block_context : launch_protocol<host_block_context> {
   TRACK_GEN_HD float reduce_min(float v) const { return v; }
   /// Both maxima at once (cuda_block_context::reduce_max_pair): one thread, so a and b.
   TRACK_GEN_HD float2 reduce_max_pair(float a, float b, int) const { return float2{a, b}; }
+  /// The block's OR (cuda_block_context::reduce_or): one thread, so v.
+  TRACK_GEN_HD std::uint32_t reduce_or(std::uint32_t v, int) const { return v; }
   TRACK_GEN_HD bool all(bool v) const { return v; }
   TRACK_GEN_HD bool any(bool v) const { return v; }
   /// In-place inclusive prefix sum of data[0, n), with the rounding of the CUDA context of the

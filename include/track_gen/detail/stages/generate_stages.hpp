@@ -187,13 +187,14 @@ struct basic_polygon_separation {
           const float3 pi_ = current[i];
           const float reach = separation_reach(clearance, pi_);
           float3 push = f3(0.0f, 0.0f, 0.0f);
-          const int j_end = (chunk + 1) * m / chunks;
-          for (int j = chunk * m / chunks; j < j_end; ++j) {
-            if (separation_near(i, j, m, near)) continue;
-            const float3 a = current[j];
+          const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+          float3 a = current[j_begin];  // segment j's first point, carried from the previous segment's second
+          for (int j = j_begin; j < j_end; ++j) {
             const float3 b = current[j + 1 < m ? j + 1 : 0];
-            if (!within_segment_box(pi_, a, b, reach)) continue;  // too far to push: no projection
-            separation_push(push, overlap, pi_, a, b, clearance);
+            // A segment too far to push (its box out of reach) takes no projection.
+            if (!separation_near(i, j, m, near) && within_segment_box(pi_, a, b, reach))
+              separation_push(push, overlap, pi_, a, b, clearance);
+            a = b;
           }
           ws.separation[w] = separation_partial{push};
         }
@@ -223,18 +224,20 @@ struct basic_polygon_separation {
             int count = 0;
             for (int chunk = 0; chunk < chunks; ++chunk) {
               float3 part = f3(0.0f, 0.0f, 0.0f);
-              const int j_end = (chunk + 1) * m / chunks;
-              for (int j = chunk * m / chunks; j < j_end; ++j) {
-                if (separation_near(i, j, m, near)) continue;
-                const float3 a = current[j];
+              const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+              float3 a = current[j_begin];  // carried, as in the first iteration's scan
+              for (int j = j_begin; j < j_end; ++j) {
                 const float3 b = current[j + 1 < m ? j + 1 : 0];
-                if (rebuild) {
-                  if (!within_segment_box(pi_, a, b, list_reach)) continue;
-                  if (count < separation_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
-                  ++count;
+                bool test = !separation_near(i, j, m, near);
+                if (test && rebuild) {
+                  test = within_segment_box(pi_, a, b, list_reach);
+                  if (test) {
+                    if (count < separation_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
+                    ++count;
+                  }
                 }
-                if (!within_segment_box(pi_, a, b, reach)) continue;
-                separation_push(part, overlap, pi_, a, b, clearance);
+                if (test && within_segment_box(pi_, a, b, reach)) separation_push(part, overlap, pi_, a, b, clearance);
+                a = b;
               }
               push = push + part;
             }

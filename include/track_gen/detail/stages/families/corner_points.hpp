@@ -40,30 +40,62 @@ TRACK_GEN_HD inline int family_corner_count(float u, int lo, int hi) {
 }
 
 /// A candidate corner of the disc layout from its draw u: uniform in the disc of radius extent.
-/// Out of line on the device, as family_draw_corners (its sine and cosine hold many registers).
-TRACK_GEN_HD TRACK_GEN_NOINLINE inline float3 family_disc_point(const uniform4& u, float extent) {
+TRACK_GEN_HD inline float3 family_disc_point(const uniform4& u, float extent) {
   const float r = extent * std::sqrt(u.v[0]);
   const float a = 2.0f * pi * u.v[1];
   return f3(r * std::cos(a), r * std::sin(a), 0.0f);
 }
 
-/// Whether length(q - kept[j]) >= min_distance for every j < count. The squared distance
-/// settles each comparison unless it is within about 2^-20 of min_distance^2; only then is the
-/// square root taken. The answers are those of the square roots (correctly rounded and
-/// increasing: at least 2^-20 above the square, the root is above min_distance; at least 2^-20
-/// below, it is more than an ulp below), without a square root per pair. The margins are
-/// relative only while min_distance^2 is a normal float: below that (min_distance < 1.1e-19 m)
-/// every comparison takes the square root.
-TRACK_GEN_HD inline bool family_far_from(float3 q, const float3* kept, int count, float min_distance) {
-  const float square = min_distance * min_distance;
-  const bool normal = square >= 0x1p-126f;  // FLT_MIN
-  const float above = normal ? square * (1.0f + 0x1p-20f) : 0.0f, below = normal ? square * (1.0f - 0x1p-20f) : 0.0f;
-  for (int j = 0; j < count; ++j) {
-    const float3 d = q - kept[j];
-    const float d2 = dot(d, d);
-    if (normal && d2 >= above) continue;
-    if ((normal && d2 < below) || !(std::sqrt(d2) >= min_distance)) return false;
+/// family_disc_point out of line on the device, for family_block_corners' table of tries (its
+/// sine and cosine, inlined, took registers from the generation kernels' hot loops).
+TRACK_GEN_HD TRACK_GEN_NOINLINE inline float3 family_disc_point_out_of_line(const uniform4& u, float extent) {
+  return family_disc_point(u, extent);
+}
+
+/// The grid layout's geometry for n corners: g x g cells of side `cell` over [-extent, extent]^2,
+/// a corner jittered inside its cell with `margin` from the cell's edges.
+struct family_grid {
+  int g;
+  float extent, cell, margin;
+  TRACK_GEN_HD family_grid(int n, float extent_, float min_distance)
+      : g(family_grid_side(n)), extent(extent_), cell(2.0f * extent_ / static_cast<float>(g)),
+        margin(min_f(0.5f * min_distance, 0.5f * cell)) {}
+  /// The candidate corner in cell c (row-major) from the draw's first two values.
+  TRACK_GEN_HD float3 point(int c, float u0, float u1) const {
+    const int cx = c % g, cy = c / g;
+    return f3(-extent + cell * static_cast<float>(cx) + margin + (cell - 2.0f * margin) * u0,
+              -extent + cell * static_cast<float>(cy) + margin + (cell - 2.0f * margin) * u1, 0.0f);
   }
+};
+
+/// Whether length(q - p) >= min_distance, decided from the squared distance unless it is within
+/// about 2^-20 of min_distance^2; only then is the square root taken. The answers are those of
+/// the square root (correctly rounded and increasing: at least 2^-20 above the square, the root
+/// is above min_distance; at least 2^-20 below, it is more than an ulp below), without a square
+/// root per pair. The margins are relative only while min_distance^2 is a normal float: below
+/// that (min_distance < 1.1e-19 m) every comparison takes the square root.
+struct family_distance_test {
+  float min_distance, above, below;
+  bool normal;
+  TRACK_GEN_HD explicit family_distance_test(float min_distance_) : min_distance(min_distance_) {
+    const float square = min_distance * min_distance;
+    normal = square >= 0x1p-126f;  // FLT_MIN
+    above = normal ? square * (1.0f + 0x1p-20f) : 0.0f;
+    below = normal ? square * (1.0f - 0x1p-20f) : 0.0f;
+  }
+  TRACK_GEN_HD bool far(float3 q, float3 p) const {
+    const float3 d = q - p;
+    const float d2 = dot(d, d);
+    if (normal && d2 >= above) return true;
+    return !(normal && d2 < below) && std::sqrt(d2) >= min_distance;
+  }
+};
+
+/// Whether length(q - kept[j]) >= min_distance for every j < count (family_distance_test).
+TRACK_GEN_HD inline bool family_far_from(float3 q, const float3* kept, int count, float min_distance) {
+  const family_distance_test test(min_distance);
+  for (int j = 0; j < count; ++j)
+    if (!test.far(q, kept[j])) return false;
   return true;
 }
 
@@ -74,48 +106,33 @@ TRACK_GEN_HD inline bool family_far_from(float3 q, const float3* kept, int count
 /// uniform in the disc of radius extent. Either way a candidate closer than min_distance to a
 /// kept corner is drawn again (up to family_corner_tries times, draws 1 + i * tries + t) and the
 /// corner is dropped after the last try, except that the first 3 corners are always kept (a
-/// polygon needs 3). Deterministic: the draws are indexed by corner and try.
-/// `tries` (optional, [n x family_corner_tries], try t of corner i at i x tries + t): what
-/// family_block_corners computed before with the block, the draw's (v[0], v[1], v[2]) for the
-/// grid layout, the candidate corner (family_disc_point) for the disc; null: drawn here.
-/// Out of line on the device: one thread runs it once an attempt, and inlined it took the
-/// registers of the block's hot loops (spills in the bezier and hull kernels).
-TRACK_GEN_HD TRACK_GEN_NOINLINE inline int family_draw_corners(const philox_stream& rng, int n, int layout, float extent,
-                                                               float min_distance, float3* out, const float3* tries = nullptr) {
-  const int g = family_grid_side(n);
-  const float cell = 2.0f * extent / static_cast<float>(g);
-  const float margin = min_f(0.5f * min_distance, 0.5f * cell);
+/// polygon needs 3). Deterministic: the draws are indexed by corner and try. Serial (a gate
+/// sequence's thread); family_block_corners accepts the same corners with a block.
+TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int layout, float extent, float min_distance,
+                                            float3* out) {
+  const family_grid grid(n, extent, min_distance);
+  const family_distance_test test(min_distance);
   int cells[family_max_grid_cells];
   if (layout == 0)
-    for (int c = 0; c < g * g; ++c) cells[c] = c;
+    for (int c = 0; c < grid.g * grid.g; ++c) cells[c] = c;
   int count = 0;
   for (int i = 0; i < n; ++i) {
     const std::uint32_t first = 1u + static_cast<std::uint32_t>(i * family_corner_tries);
-    const float3* row = tries != nullptr ? tries + i * family_corner_tries : nullptr;
-    auto draw = [&](int t) {
-      return row != nullptr ? uniform4{{row[t].x, row[t].y, row[t].z, 0.0f}} : rng.uniform(first + static_cast<std::uint32_t>(t));
-    };
-    // The first draw serves the grid's pick and the first try (the disc's table holds corners).
-    const uniform4 u0 = row != nullptr && layout != 0 ? uniform4{} : draw(0);
+    const uniform4 u0 = rng.uniform(first);  // the grid's pick and the first try
     if (layout == 0) {  // this corner's cell: swap a random one of cells[i..g^2) into place i
-      const int left = g * g - i;
+      const int left = grid.g * grid.g - i;
       int pick = i + static_cast<int>(u0.v[2] * static_cast<float>(left));
-      pick = pick < g * g - 1 ? pick : g * g - 1;
+      pick = pick < grid.g * grid.g - 1 ? pick : grid.g * grid.g - 1;
       const int t = cells[i];
       cells[i] = cells[pick];
       cells[pick] = t;
     }
     for (int t = 0; t < family_corner_tries; ++t) {
-      float3 q;
-      if (layout == 0) {
-        const uniform4 u = t == 0 ? u0 : draw(t);
-        const int cx = cells[i] % g, cy = cells[i] / g;
-        q = f3(-extent + cell * static_cast<float>(cx) + margin + (cell - 2.0f * margin) * u.v[0],
-               -extent + cell * static_cast<float>(cy) + margin + (cell - 2.0f * margin) * u.v[1], 0.0f);
-      } else {
-        q = row != nullptr ? row[t] : family_disc_point(t == 0 ? u0 : draw(t), extent);
-      }
-      if (family_far_from(q, out, count, min_distance) || (count < 3 && t == family_corner_tries - 1)) {
+      const uniform4 u = t == 0 ? u0 : rng.uniform(first + static_cast<std::uint32_t>(t));
+      const float3 q = layout == 0 ? grid.point(cells[i], u.v[0], u.v[1]) : family_disc_point(u, extent);
+      bool far = true;
+      for (int j = 0; j < count && far; ++j) far = test.far(q, out[j]);
+      if (far || (count < 3 && t == family_corner_tries - 1)) {
         out[count++] = q;
         break;
       }
@@ -236,31 +253,74 @@ TRACK_GEN_HD inline int family_corners(const philox_stream& rng, int lo, int hi,
 
 /// The corners of one attempt for the whole block, family_corners' corners bit for bit, into
 /// ws.control_next; returns the count kept, the same on every thread; ends with a barrier. The
-/// serial part is only the acceptance of each corner against those kept before it (rank 0): the
-/// draws (and the disc layout's candidate corners) of every try, the angles and the order of the sort (each corner's rank: the
-/// corners of smaller angle, and of equal angle and lower index, as the stable insertion sort
-/// leaves them), the hull's ring and the turns of each pruning round are computed by the block.
-/// Scratch: ws.dense [0, n x family_corner_tries) (the tries), ws.control [0, n) (the drawn
-/// corners, then the hull's ring and the pruning's copy), ws.dense_s [0, n] (the count, then
-/// angles or turns).
+/// block draws every try of every corner first (the grid's cells dealt by thread 0: the
+/// shuffle's picks do not depend on which corners are kept), then accepts the corners in turn,
+/// each in one round: the (try, kept corner) distance tests spread over the block, a block-wide
+/// OR of each try's failures (Ctx::reduce_or), and the lowest try that passed kept (the serial
+/// loop's first); then the angles and the order of the sort (each corner's rank: the corners of
+/// smaller angle, and of equal angle and lower index, as the stable insertion sort leaves them),
+/// the hull's ring and the turns of each pruning round are computed by the block.
+/// Scratch: ws.dense [0, n x family_corner_tries) (the tries), ws.control [0, n) (the kept
+/// corners, then the hull's ring and the pruning's copy), ws.dense_s [0, max(n, g^2) + 1) (the
+/// grid's cells, then the count, then angles or turns).
 template <class Ctx>
 TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stream& rng, int lo, int hi, int layout,
                                       float extent, float min_distance, float max_turn, bool convex = false) {
+  static_assert(family_corner_tries <= 32, "A corner's tries are the bits of one 32-bit mask (reduce_or).");
   const int n = family_corner_count(rng.uniform(0).v[0], lo, hi);
-  // Every try of every corner at once (most are never looked at: a corner mostly takes its
-  // first), so that thread 0's acceptance below draws nothing and takes no sine or cosine.
-  float3* const tries = ws.dense;
-  for (int k = ctx.rank(); k < n * family_corner_tries; k += ctx.size()) {
+  const int tries_total = n * family_corner_tries;
+  float3* const tries = ws.dense;  // try t of corner i at i x family_corner_tries + t
+  const family_grid grid(n, extent, min_distance);
+  float* const cells = ws.dense_s;  // the grid's cells (exact as floats: < 145), shuffled
+  for (int k = ctx.rank(); k < tries_total; k += ctx.size()) {
     const uniform4 u = rng.uniform(1u + static_cast<std::uint32_t>(k));
-    tries[k] = layout == 0 ? f3(u.v[0], u.v[1], u.v[2]) : family_disc_point(u, extent);
+    tries[k] = layout == 0 ? f3(u.v[0], u.v[1], u.v[2]) : family_disc_point_out_of_line(u, extent);
+  }
+  if (layout == 0) {
+    for (int c = ctx.rank(); c < grid.g * grid.g; c += ctx.size()) cells[c] = static_cast<float>(c);
+    ctx.sync();
+    if (ctx.rank() == 0)  // family_draw_corners' partial Fisher-Yates shuffle: cells[i] is corner i's
+      for (int i = 0; i < n; ++i) {
+        const int left = grid.g * grid.g - i;
+        int pick = i + static_cast<int>(tries[i * family_corner_tries].z * static_cast<float>(left));
+        pick = pick < grid.g * grid.g - 1 ? pick : grid.g * grid.g - 1;
+        const float t = cells[i];
+        cells[i] = cells[pick];
+        cells[pick] = t;
+      }
+    ctx.sync();
+    for (int k = ctx.rank(); k < tries_total; k += ctx.size())
+      tries[k] = grid.point(static_cast<int>(cells[k / family_corner_tries]), tries[k].x, tries[k].y);
   }
   ctx.sync();
+  // The acceptance. Pair (t, j) = (k mod tries, k / tries) of round i tests try t of corner i
+  // against kept corner j. Thread 0 appends the kept corner to `drawn` after the round's
+  // barrier, so the next round reads the newest kept corner from `newest` (every thread took it
+  // from the table), and the others from `drawn`, written before that barrier.
+  const family_distance_test test(min_distance);
   float3* const drawn = ws.control;
-  float* const value = ws.dense_s + 1;  // per corner: its angle, then its turn
-  if (ctx.rank() == 0)
-    ws.dense_s[0] = static_cast<float>(family_draw_corners(rng, n, layout, extent, min_distance, drawn, tries));  // exact: <= 64
+  float3 newest = f3(0.0f, 0.0f, 0.0f);
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    std::uint32_t failed = 0;  // bit t: try t is closer than min_distance to a kept corner
+    const float3* const row = tries + i * family_corner_tries;
+    for (int k = ctx.rank(); k < count * family_corner_tries; k += ctx.size()) {
+      const int t = k % family_corner_tries, j = k / family_corner_tries;
+      if (!test.far(row[t], j == count - 1 ? newest : drawn[j])) failed |= 1u << t;
+    }
+    failed = ctx.reduce_or(failed, i & 1);
+    int kept = -1;
+    for (int t = family_corner_tries - 1; t >= 0; --t)
+      if (!(failed >> t & 1u)) kept = t;
+    if (kept < 0 && count < 3) kept = family_corner_tries - 1;  // the first 3 corners are always kept
+    if (kept >= 0) {
+      newest = row[kept];
+      if (ctx.rank() == 0) drawn[count] = newest;
+      ++count;
+    }
+  }
   ctx.sync();
-  int count = static_cast<int>(ws.dense_s[0]);
+  float* const value = ws.dense_s + 1;  // per corner: its angle, then its turn
   // The sort by angle about the centroid (family_sort_by_angle's).
   const float3 centre = family_centroid(drawn, count);
   for (int i = ctx.rank(); i < count; i += ctx.size()) value[i] = std::atan2(drawn[i].y - centre.y, drawn[i].x - centre.x);
