@@ -246,7 +246,24 @@ class track_ref {
   /// receive that pointer alone (project_warp).
   TRACK_GEN_HD static void scan_segments(const float3* position, int num_samples, float3 p, int first, int stride,
                                          nearest_segment& best) {
-    for (int k = first; k < num_samples; k += stride) scan_segment(position, num_samples, p, k, best);
+    // The samples of scan_batch segments are loaded before any is measured, so that their reads
+    // wait on memory together: one segment after another paid a latency each (about 2 us of a
+    // warp's O(N) search at N = 256; docs/performance-log.md entry 46). The same segments in
+    // the same order, so the same result, bit for bit.
+    constexpr int scan_batch = 4;
+    int k = first;
+    for (; k + (scan_batch - 1) * stride < num_samples; k += scan_batch * stride) {
+      float3 a[scan_batch], b[scan_batch];
+      TRACK_GEN_UNROLL
+      for (int j = 0; j < scan_batch; ++j) {
+        const int at = k + j * stride;
+        a[j] = position[at];
+        b[j] = position[at + 1 == num_samples ? 0 : at + 1];
+      }
+      TRACK_GEN_UNROLL
+      for (int j = 0; j < scan_batch; ++j) scan_points(a[j], b[j], p, k + j * stride, best);
+    }
+    for (; k < num_samples; k += stride) scan_segment(position, num_samples, p, k, best);
   }
 
 #if defined(__CUDACC__)
@@ -329,9 +346,12 @@ class track_ref {
   /// samples `position`), and the closest point's fraction t.
   template <class Positions>
   TRACK_GEN_HD static float segment_distance2(const Positions& position, int num_samples, float3 p, int k, float& t) {
+    return points_distance2(position[k], position[k + 1 == num_samples ? 0 : k + 1], p, t);
+  }
+
+  /// Squared distance from `p` to the segment from `a` to `b`, and the closest point's fraction t.
+  TRACK_GEN_HD static float points_distance2(float3 a, float3 b, float3 p, float& t) {
     using namespace detail;
-    const float3 a = position[k];
-    const float3 b = position[k + 1 == num_samples ? 0 : k + 1];
     t = closest_parameter(p, a, b);
     const float3 d = p - lerp(a, b, t);
     return dot(d, d);
@@ -340,8 +360,13 @@ class track_ref {
   template <class Positions>
   TRACK_GEN_HD static void scan_segment(const Positions& position, int num_samples, float3 p, int k,
                                         nearest_segment& best) {
+    scan_points(position[k], position[k + 1 == num_samples ? 0 : k + 1], p, k, best);
+  }
+
+  /// scan_segment of segment k, whose samples `a` and `b` are read already.
+  TRACK_GEN_HD static void scan_points(float3 a, float3 b, float3 p, int k, nearest_segment& best) {
     float t;
-    const float d2 = segment_distance2(position, num_samples, p, k, t);
+    const float d2 = points_distance2(a, b, p, t);
     if (d2 < best.distance2) best = nearest_segment{k, t, d2};
   }
 

@@ -106,53 +106,44 @@ TRACK_GEN_HD inline bool ahead_stale(const ahead_state& s, const track_arrays& l
   return !ahead_holds(s, live, e, true);
 }
 
-/// Copies `words` 4-byte words, the lanes of one group taking every `lanes`-th word: each lane
-/// loads `Batch` words before it stores them, so that its loads are in flight together.
-template <int Batch>
-TRACK_GEN_HD void copy_words(const std::uint32_t* src, std::uint32_t* dst, int words, int lane, int lanes) {
-  for (int first = lane; first < words; first += Batch * lanes) {
-    std::uint32_t v[Batch];
-    TRACK_GEN_UNROLL
-    for (int k = 0; k < Batch; ++k) {
-      const int w = first + k * lanes;
-      if (w < words) v[k] = src[w];
-    }
-    TRACK_GEN_UNROLL
-    for (int k = 0; k < Batch; ++k) {
-      const int w = first + k * lanes;
-      if (w < words) dst[w] = v[k];
-    }
-  }
+/// Copies element k of every field of extent `Ext` of env e from `from` to `to` (`per`: the
+/// elements of one env in such a field), all its loads before its stores: one memory latency
+/// for the element's every field, where the loads of a loop over the fields wait for the
+/// stores before them (they may alias).
+template <extent Ext>
+TRACK_GEN_HD void copy_element(const track_arrays& from, const track_arrays& to, int e, std::size_t per, int k) {
+  const std::size_t at = static_cast<std::size_t>(e) * per + static_cast<std::size_t>(k);
+#define TRACK_GEN_LOAD_FIELD(name, type, ext, doc) \
+  [[maybe_unused]] type name{};                   \
+  if constexpr (extent::ext == Ext) name = from.name[at];
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_LOAD_FIELD)
+#undef TRACK_GEN_LOAD_FIELD
+#define TRACK_GEN_STORE_FIELD(name, type, ext, doc) \
+  if constexpr (extent::ext == Ext) to.name[at] = name;
+  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_STORE_FIELD)
+#undef TRACK_GEN_STORE_FIELD
 }
 
 /// Copies env e's track from `from` to `to`, every field. Every thread of the block calls it,
 /// after a barrier that follows every thread's ahead_holds (the copy overwrites the live
-/// episode that it reads). The fields are dealt to the block's warps (field f to warp
-/// f mod warps), each copied by its warp's lanes in batches: one loop over the fields, each
-/// load waiting for the stores before it (they may alias), took one memory latency per word
-/// batch, about 45 us for one track on the H200 (ncu).
+/// episode that it reads). Thread r copies samples r, r + threads, ... of every sample field
+/// (copy_element: one memory latency a round, a single round for N up to the block size), then
+/// gates r, r + threads, ... likewise; thread 0 also the env fields. The gate count read at the
+/// start arrives while the samples are copied. Dealing whole fields to warps paid one latency a
+/// field batch instead, about 6 in a row for the warp with the most (docs/performance-log.md
+/// entry 46).
 template <class Ctx>
 TRACK_GEN_HD void copy_track(const Ctx& ctx, const track_arrays& from, const track_arrays& to, int e, int num_samples,
                              int max_gates) {
-  const int lanes = ctx.size() < 32 ? ctx.size() : 32;
-  const int groups = ctx.size() / lanes;
-  const int group = ctx.rank() / lanes;
-  const int lane = ctx.rank() % lanes;
   // Gates: the track's own only (the entries past them are unused, and hold leftovers after a
   // build as after a copy: of earlier episodes, or of rejected attempts with more gates).
-  const int used_gates = from.num_gates[e] < 0 ? 0 : (from.num_gates[e] > max_gates ? max_gates : from.num_gates[e]);
-  int field = 0;
-#define TRACK_GEN_COPY_FIELD(name, type, ext, doc)                                                             \
-  if (field++ % groups == group) {                                                                             \
-    static_assert(sizeof(type) % 4 == 0, "Track fields are copied in 4-byte words.");                         \
-    const std::size_t per = elements_per_env(extent::ext, num_samples, max_gates);                             \
-    const std::size_t copied = extent::ext == extent::gates ? static_cast<std::size_t>(used_gates) : per;      \
-    copy_words<16>(reinterpret_cast<const std::uint32_t*>(from.name + static_cast<std::size_t>(e) * per),      \
-                   reinterpret_cast<std::uint32_t*>(to.name + static_cast<std::size_t>(e) * per),              \
-                   static_cast<int>(copied * (sizeof(type) / 4)), lane, lanes);                                \
-  }
-  TRACK_GEN_TRACK_FIELDS(TRACK_GEN_COPY_FIELD)
-#undef TRACK_GEN_COPY_FIELD
+  const int gates = from.num_gates[e];
+  const int used_gates = gates < 0 ? 0 : (gates > max_gates ? max_gates : gates);
+  const std::size_t samples_per_env = elements_per_env(extent::samples, num_samples, max_gates);
+  for (int k = ctx.rank(); k < num_samples; k += ctx.size()) copy_element<extent::samples>(from, to, e, samples_per_env, k);
+  const std::size_t gates_per_env = elements_per_env(extent::gates, num_samples, max_gates);
+  for (int g = ctx.rank(); g < used_gates; g += ctx.size()) copy_element<extent::gates>(from, to, e, gates_per_env, g);
+  if (ctx.rank() == 0) copy_element<extent::env>(from, to, e, 1, 0);
 }
 
 }  // namespace track_gen::detail

@@ -62,18 +62,23 @@ __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipel
   generate_block<Pipeline, BlockThreads, false>(args, e);
 }
 
-/// The blocks of a list kernel take work items from `*next` (zero at launch) one at a time
-/// until `n` are taken, calling `work(i)` with every thread of the block for each.
+/// The blocks of a list kernel take work items [0, n), calling `work(i)` with every thread of
+/// the block for each: block b takes item b first, with no atomic (a replay with a few done envs,
+/// the usual case, then takes none: each atomic was one more round trip to L2 on the way in and
+/// one on the way out, docs/performance-log.md entry 46), then, while items past the grid are
+/// left, the next of them from `*next` (zero at launch) one at a time.
 template <class Work>
 __device__ void take_items(int* next, int n, Work&& work) {
   __shared__ int taken;
-  for (;;) {
-    if (threadIdx.x == 0) taken = atomicAdd(next, 1);
-    __syncthreads();  // also: the previous item is done with the block's shared memory
-    const int i = taken;
-    __syncthreads();  // every thread has read `taken` before thread 0 writes it again
-    if (i >= n) break;
+  const int grid = static_cast<int>(gridDim.x);
+  int i = static_cast<int>(blockIdx.x);
+  while (i < n) {
     work(i);
+    if (n <= grid) break;  // uniform: no item past the grid
+    __syncthreads();  // the item is done with the block's shared memory, every thread has read `taken`
+    if (threadIdx.x == 0) taken = grid + atomicAdd(next, 1);
+    __syncthreads();
+    i = taken;
   }
 }
 
@@ -85,16 +90,16 @@ struct list_share {
   bool wide;
 };
 
-/// Masked regeneration of pipelines without a grid-scope stage, after compaction: `list[0,
-/// *count)` holds the envs to rebuild (select.cuh). A fixed grid that fills the GPU once, so a
-/// replay with few done envs launches a few hundred blocks, not one per env, and the cost
-/// follows the number of done envs. Each block takes the next entry of the list from `*next`
-/// (zero at launch) when it has built its track: a track needs 1 to 16 attempts, and with a
-/// fixed round-robin share per block the all-done regeneration of 1M envs took 20.5 ms (ncu)
-/// against 18.3 ms for one block per env; with the counter, about 18.0 ms (H200, inferred from
-/// the replay figures: docs/performance-log.md entry 9). Two launch shapes share the counts
-/// (`share`): wide blocks for a few envs (latency), narrow ones for many (throughput); the wide
-/// blocks build the narrow ones' tracks bit for bit (`ScanThreads`: the narrow block size).
+/// Masked regeneration of pipelines without a grid-scope stage, after compaction: `list[0, *count)`
+/// holds the envs to rebuild (select.cuh). A fixed grid that fills the GPU once, so a replay with
+/// few done envs launches a few hundred blocks, not one per env, and the cost follows the number of
+/// done envs. Each block builds entry blockIdx.x of the list, then takes the next entry past the
+/// grid from `*next` when it has built its track (take_items): a track needs 1 to 16 attempts, and
+/// with a fixed round-robin share per block the all-done regeneration of 1M envs took 20.5 ms (ncu)
+/// against 18.3 ms for one block per env; with the counter, about 18.0 ms (H200, inferred from the
+/// replay figures: docs/performance-log.md entry 9). Two launch shapes share the counts (`share`):
+/// wide blocks for a few envs (latency), narrow ones for many (throughput); the wide blocks build
+/// the narrow ones' tracks bit for bit (`ScanThreads`: the narrow block size).
 template <class Pipeline, int BlockThreads, class Hook, int ScanThreads = BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, generate_min_blocks_per_sm<Pipeline, BlockThreads>)
     generate_list_kernel(const TRACK_GEN_GRID_CONSTANT generate_args<Hook> args, const int* list, const int* count, int* next, list_share share) {
