@@ -60,6 +60,18 @@ struct family_grid {
   TRACK_GEN_HD family_grid(int n, float extent_, float min_distance)
       : g(family_grid_side(n)), extent(extent_), cell(2.0f * extent_ / static_cast<float>(g)),
         margin(min_f(0.5f * min_distance, 0.5f * cell)) {}
+  /// Step i of the partial Fisher-Yates shuffle of the cells (family_draw_corners' and
+  /// family_block_corners'): swaps cells[i] with the cell of cells[i .. g^2) that the draw u in
+  /// [0, 1) picks.
+  template <class Cell>
+  TRACK_GEN_HD void shuffle_step(Cell* cells, int i, float u) const {
+    const int total = g * g;
+    int pick = i + static_cast<int>(u * static_cast<float>(total - i));
+    pick = pick < total - 1 ? pick : total - 1;
+    const Cell t = cells[i];
+    cells[i] = cells[pick];
+    cells[pick] = t;
+  }
   /// The candidate corner in cell c (row-major) from the draw's first two values.
   TRACK_GEN_HD float3 point(int c, float u0, float u1) const {
     const int cx = c % g, cy = c / g;
@@ -119,14 +131,7 @@ TRACK_GEN_HD inline int family_draw_corners(const philox_stream& rng, int n, int
   for (int i = 0; i < n; ++i) {
     const std::uint32_t first = 1u + static_cast<std::uint32_t>(i * family_corner_tries);
     const uniform4 u0 = rng.uniform(first);  // the grid's pick and the first try
-    if (layout == 0) {  // this corner's cell: swap a random one of cells[i..g^2) into place i
-      const int left = grid.g * grid.g - i;
-      int pick = i + static_cast<int>(u0.v[2] * static_cast<float>(left));
-      pick = pick < grid.g * grid.g - 1 ? pick : grid.g * grid.g - 1;
-      const int t = cells[i];
-      cells[i] = cells[pick];
-      cells[pick] = t;
-    }
+    if (layout == 0) grid.shuffle_step(cells, i, u0.v[2]);  // this corner's cell
     for (int t = 0; t < family_corner_tries; ++t) {
       const uniform4 u = t == 0 ? u0 : rng.uniform(first + static_cast<std::uint32_t>(t));
       const float3 q = layout == 0 ? grid.point(cells[i], u.v[0], u.v[1]) : family_disc_point(u, extent);
@@ -279,15 +284,8 @@ TRACK_GEN_HD int family_block_corners(Ctx& ctx, workspace& ws, const philox_stre
   if (layout == 0) {
     for (int c = ctx.rank(); c < grid.g * grid.g; c += ctx.size()) cells[c] = static_cast<float>(c);
     ctx.sync();
-    if (ctx.rank() == 0)  // family_draw_corners' partial Fisher-Yates shuffle: cells[i] is corner i's
-      for (int i = 0; i < n; ++i) {
-        const int left = grid.g * grid.g - i;
-        int pick = i + static_cast<int>(tries[i * family_corner_tries].z * static_cast<float>(left));
-        pick = pick < grid.g * grid.g - 1 ? pick : grid.g * grid.g - 1;
-        const float t = cells[i];
-        cells[i] = cells[pick];
-        cells[pick] = t;
-      }
+    if (ctx.rank() == 0)  // family_draw_corners' shuffle: cells[i] is corner i's
+      for (int i = 0; i < n; ++i) grid.shuffle_step(cells, i, tries[i * family_corner_tries].z);
     ctx.sync();
     for (int k = ctx.rank(); k < tries_total; k += ctx.size())
       tries[k] = grid.point(static_cast<int>(cells[k / family_corner_tries]), tries[k].x, tries[k].y);
