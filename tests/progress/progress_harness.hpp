@@ -285,9 +285,9 @@ inline double wrap_angle(double d) {
 
 /// Params for the user tracks of these tests: 512 samples and a length range that accepts
 /// circuits of 300-400 m; everything else from the `track` preset.
-inline tg::track_params user_track_params(int num_envs) {
+inline tg::track_params user_track_params(int num_envs, int num_samples = 512) {
   tg::track_params p = tg::presets::track(num_envs);
-  p.num_samples = 512;
+  p.num_samples = num_samples;
   p.validate.length_max = 400.0f;
   return p;
 }

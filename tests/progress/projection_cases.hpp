@@ -147,11 +147,16 @@ TEST_CASE_TEMPLATE_DEFINE("projection: a local window agrees with the full searc
                           projection_window_vs_full) {
   const circle c{50.0};
   const stadium st{75.0, 10.0};
-  rig<Policy> r(user_track_params(2), 10.0f, centreline({c.polyline(2000), st.polyline(2000)}));
-  const tg::track_snapshot t = r.tracks();
-  require_valid_user_tracks(t);
-  check_projections(r, t, 0, c, c.r, 12345u);
-  check_projections(r, t, 1, st, st.r, 67890u);
+  // N = 302 as well: the O(N) search loads 4 segments at a time (track_ref::scan_segments), and
+  // 302 leaves a remainder for one thread's scan (302 mod 4) and a warp's (302 mod 128).
+  for (const int n : {512, 302}) {
+    CAPTURE(n);
+    rig<Policy> r(user_track_params(2, n), 10.0f, centreline({c.polyline(2000), st.polyline(2000)}));
+    const tg::track_snapshot t = r.tracks();
+    require_valid_user_tracks(t);
+    check_projections(r, t, 0, c, c.r, 12345u);
+    check_projections(r, t, 1, st, st.r, 67890u);
+  }
 }
 
 TEST_CASE_TEMPLATE_DEFINE("a jump across the track triggers the full search through course::step", Policy,
@@ -217,39 +222,43 @@ TEST_CASE_TEMPLATE_DEFINE("the first step after a reset finds what one thread's 
   const int num_envs = 45;
   std::vector<std::vector<float3>> lines;
   for (int e = 0; e < num_envs; ++e) lines.push_back(e % 2 == 0 ? c.polyline(2000) : st.polyline(2000));
-  rig<Policy> r(user_track_params(num_envs), 10.0f, centreline(lines));
-  const tg::track_snapshot t = r.tracks();
-  require_valid_user_tracks(t);
-  const int n = t.num_samples;
-  for (int e = 0; e < num_envs; ++e) {
-    const std::size_t k = t.sample_index(e, (e * 37) % n), k1 = t.sample_index(e, (e * 37 + 1) % n);
-    const float3 a = t.position[k], b = t.position[k1];
-    switch (e % 3) {
-      case 0: r.positions[static_cast<std::size_t>(e)] = a; break;  // on a sample
-      case 1: r.positions[static_cast<std::size_t>(e)] = v3(0.5 * (a.x + b.x), 0.5 * (a.y + b.y), 0.5 * (a.z + b.z)); break;
-      default: r.positions[static_cast<std::size_t>(e)] = v3(0.3 * a.x, 0.3 * a.y, a.z); break;  // the infield
+  // N = 302 as well: a remainder after the scan's batches of 4 segments, for one thread and a warp.
+  for (const int samples : {512, 302}) {
+    CAPTURE(samples);
+    rig<Policy> r(user_track_params(num_envs, samples), 10.0f, centreline(lines));
+    const tg::track_snapshot t = r.tracks();
+    require_valid_user_tracks(t);
+    const int n = t.num_samples;
+    for (int e = 0; e < num_envs; ++e) {
+      const std::size_t k = t.sample_index(e, (e * 37) % n), k1 = t.sample_index(e, (e * 37 + 1) % n);
+      const float3 a = t.position[k], b = t.position[k1];
+      switch (e % 3) {
+        case 0: r.positions[static_cast<std::size_t>(e)] = a; break;  // on a sample
+        case 1: r.positions[static_cast<std::size_t>(e)] = v3(0.5 * (a.x + b.x), 0.5 * (a.y + b.y), 0.5 * (a.z + b.z)); break;
+        default: r.positions[static_cast<std::size_t>(e)] = v3(0.3 * a.x, 0.3 * a.y, a.z); break;  // the infield
+      }
     }
+    r.step();
+    const tg::progress_snapshot snap = r.progress();
+    int ties = 0;
+    for (int e = 0; e < num_envs; ++e) {
+      const float3 p = r.positions[static_cast<std::size_t>(e)];
+      const tg::projection want = r.project(e, {p}, {0}, 0)[0];
+      const progress_entry got = entry(snap, e);
+      INFO("env " << e << " " << describe(got) << "; one-thread scan: segment " << want.segment << ", arc "
+                  << want.arc_length << ", lateral " << want.lateral);
+      CHECK(got.hint == want.segment);
+      CHECK(same_bits(got.lap_progress, want.arc_length));
+      CHECK(same_bits(got.lateral, want.lateral));
+      CHECK_FALSE(has(got.flags, tg::progress_flags::full_search));  // no last position: not an event
+      // An agent on sample k > 0 is at distance 0 from segment k (t = 0, exactly). The scan
+      // reporting segment k - 1 at distance 0 means segment k - 1 reached 0 as well: a tie, kept
+      // for the earlier segment.
+      const int k = (e * 37) % n;
+      ties += e % 3 == 0 && k > 0 && want.segment == k - 1 && want.distance == 0.0f;
+    }
+    CHECK(ties > 0);  // the tie rule was exercised
   }
-  r.step();
-  const tg::progress_snapshot snap = r.progress();
-  int ties = 0;
-  for (int e = 0; e < num_envs; ++e) {
-    const float3 p = r.positions[static_cast<std::size_t>(e)];
-    const tg::projection want = r.project(e, {p}, {0}, 0)[0];
-    const progress_entry got = entry(snap, e);
-    INFO("env " << e << " " << describe(got) << "; one-thread scan: segment " << want.segment << ", arc "
-                << want.arc_length << ", lateral " << want.lateral);
-    CHECK(got.hint == want.segment);
-    CHECK(same_bits(got.lap_progress, want.arc_length));
-    CHECK(same_bits(got.lateral, want.lateral));
-    CHECK_FALSE(has(got.flags, tg::progress_flags::full_search));  // no last position: not an event
-    // An agent on sample k > 0 is at distance 0 from segment k (t = 0, exactly). The scan
-    // reporting segment k - 1 at distance 0 means segment k - 1 reached 0 as well: a tie, kept
-    // for the earlier segment.
-    const int k = (e * 37) % n;
-    ties += e % 3 == 0 && k > 0 && want.segment == k - 1 && want.distance == 0.0f;
-  }
-  CHECK(ties > 0);  // the tie rule was exercised
 }
 
 }  // namespace progress_test
