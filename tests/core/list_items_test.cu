@@ -3,7 +3,9 @@
 // entry b and the entries past the grid come from a counter, one at a time (take_items in
 // detail/generate/kernels.cuh). Every listed env must advance by exactly one episode, and the
 // tracks and progress must be, bit for bit, those of a second course from the same seed that
-// regenerates the same envs (the whole batch, by generate_kernel, when every env is listed).
+// regenerates the same envs (the whole batch, by generate_kernel, when every env is listed). With
+// tracks built ahead, the slots served, missed and refilled must be those of the host replay of
+// their rules (ahead_tracks_tests.hpp): a dropped fill or refill item leaves a slot stale.
 #include "ahead_tracks_tests.hpp"
 
 namespace tg_test {
@@ -21,6 +23,9 @@ TEST_CASE("a masked regeneration of more envs than the list kernel's grid rebuil
     course_t whole(params, 0.6f, stream.get());
     course_t masked(params, 0.6f, stream.get());
     if (ahead) masked.enable_ahead(tg::ahead_options{}, stream.get());
+    // What the slots must have done (the host replay of their rules): every slot served by the
+    // first call, then misses and a refill of the others (more items than the grid again).
+    ahead_model model(num_envs, ahead ? masked.ahead_refill_at() : 1);
     // Every env, then every third: with tracks built ahead the first call serves every slot and
     // the second finds its slots stale (built as without them, and the refill of the others).
     for (const int every : {1, 3}) {
@@ -29,7 +34,8 @@ TEST_CASE("a masked regeneration of more envs than the list kernel's grid rebuil
       for (int e = 0; e < num_envs; e += every) m[static_cast<std::size_t>(e)] = 1;
       B::buffer<std::int32_t> mask(m);
       // The reference: a whole-batch call when every env is listed; else the same mask (through
-      // the list kernel too: the episode count below catches an env left out or built twice).
+      // the list kernel too: the episode count below catches an env left out, or built twice in a
+      // row).
       if (every == 1) {
         whole.regenerate(tg::env_mask{}, true, stream.get());
       } else {
@@ -37,11 +43,15 @@ TEST_CASE("a masked regeneration of more envs than the list kernel's grid rebuil
       }
       masked.regenerate(mask.get(), true, stream.get());
       check_same_courses(whole, masked, stream.get());
+      ahead_call call;
+      for (int e = 0; e < num_envs; e += every) call.envs.push_back(e);
+      model.call(call);
       const tg::track_snapshot t = masked.copy_tracks(stream.get());
       int rebuilt = 0;
       for (int e = 0; e < num_envs; e += every) rebuilt += t.episode[static_cast<std::size_t>(e)] == (every == 1 ? 1u : 2u);
       CHECK(rebuilt == (num_envs + every - 1) / every);
     }
+    if (ahead) check_counts(masked.ahead_statistics(stream.get()), model);
   }
 }
 }  // namespace tg_test
