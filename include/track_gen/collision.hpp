@@ -63,8 +63,9 @@ namespace contact_flags {
 /// collide_box: a corner of the box is off the road (the clearance is negative).
 inline constexpr std::uint32_t out_of_bounds = 1u << 0;
 /// collide_box: a window was given but a search (the centre's or a corner's) fell back to the
-/// O(N) scan: the hint was stale (a jump, a reset), or a corner lies off the road by more than
-/// the narrower half-width (see track_ref::project).
+/// O(N) scan: the hint was stale (a jump, a reset), or a corner lies farther from the
+/// centreline than both the narrower half-width and the track's trust radius (see
+/// track_ref::project_local).
 inline constexpr std::uint32_t lost = 1u << 1;
 /// The box (or the disc radius, or the disc centre of collide_disc) is not valid (is_valid_box):
 /// nothing was computed, every other field holds the fixed value its function documents.
@@ -277,8 +278,8 @@ class box_corners {
 /// `window` segments around segment `hint`, the O(N) search when that fails or window <= 0),
 /// then each corner by track_ref::project(corner, centre's segment, window) (a short walk from
 /// the centre's foot: the corners lie within the half diagonal of it; the O(N) search when the
-/// walk reaches the window's edge or the corner is off the road by more than the narrower
-/// half-width). Each corner's signed distance d = min(half_width_left - n, n + half_width_right)
+/// walk reaches the window's edge or the corner is farther from the centreline than both the
+/// narrower half-width and the track's trust_radius()). Each corner's signed distance d = min(half_width_left - n, n + half_width_right)
 /// at its foot; the contact reports the least of the four (the first corner on ties), its side
 /// (the left border when both are equally near), the border point and inward normal at its foot,
 /// and `out_of_bounds` when it is negative: a corner exactly on a border is on the road.
@@ -290,7 +291,8 @@ class box_corners {
 /// up to the half-width plus it from the centreline (track_ref::project_local): at most half the
 /// validation's clearance_margin, and only on a track with status::valid (course::step passes
 /// that), so that a car whose corners are off the road by less than it pays no O(N) search; 0
-/// (the default): the half-width alone. The answer is the O(N) search's either way.
+/// (the default): the half-width alone. The track's trust radius applies either way
+/// (track_ref::project_local). The answer is the O(N) search's either way.
 TRACK_GEN_HD inline box_contact collide_box(const track_ref& track, const box& b, int hint = 0, int window = 0,
                                             float trust_margin = 0.0f) {
   using namespace detail;

@@ -113,9 +113,9 @@ TRACK_GEN_HD inline centreline_point centreline_at(const track_ref& track, float
 ///
 /// `lost` is true when a window was given (window > 0 and 2 window + 1 < N, otherwise the O(N)
 /// search is the only one; any int window is accepted) and the O(N) search was needed: the hint
-/// was stale (a jump, a reset), or the point is farther than the narrower half-width from the
-/// centreline in 3D (off the road sideways, or above or below it by that much: then another
-/// part of the track may be nearer).
+/// was stale (a jump, a reset), or the point is farther than both the narrower half-width and
+/// the track's trust radius (track_ref::trust_radius) from the centreline in 3D (off the road
+/// sideways, or above or below it by that much: then another part of the track may be nearer).
 ///
 /// `p` must be a valid position (finite, each coordinate within +-1e7 m: detail::is_position);
 /// not checked here (a NaN gives NaN offsets and a meaningless distance, on segment 0).

@@ -131,6 +131,10 @@ class track_ref {
   TRACK_GEN_HD std::uint32_t status() const { return status_; }
   /// Where this track's frame lies in the user's frame [m] (user_tracks::recentre; else zero).
   TRACK_GEN_HD float3 origin() const { return a_.origin[0]; }
+  /// How far from the centreline a local minimum of the distance is the nearest point of the
+  /// whole track [m] (the stored field, from stages::validate; 0 on a track that failed it):
+  /// project_local trusts its local search that far.
+  TRACK_GEN_HD float trust_radius() const { return a_.trust_radius[0]; }
   TRACK_GEN_HD float3 position(int k) const { return a_.position[k]; }
   TRACK_GEN_HD float3 tangent(int k) const { return a_.tangent[k]; }
   TRACK_GEN_HD float3 normal(int k) const { return a_.normal[k]; }
@@ -183,12 +187,18 @@ class track_ref {
 
   /// The local part of project(): the downhill walk from `hint` and the scan around its
   /// minimum. Returns false with that minimum in `best`, or true when the O(N) search is needed
-  /// instead (`window <= 0`, 2 window + 1 >= N, the minimum on the window's edge, or farther than
-  /// the half-width plus `trust_margin` [m]), with `best` reset to `nearest_segment{}`, where that
-  /// search starts. `trust_margin` may be up to half the validation's clearance_margin on a track
-  /// that passed validation (status::valid): distant parts are then 2 half_width +
-  /// clearance_margin apart, so within half_width + clearance_margin / 2 of the local minimum no
-  /// other part is nearer (the triangle inequality). 0: the half-width alone.
+  /// instead (`window <= 0`, 2 window + 1 >= N, the minimum on the window's edge, or farther
+  /// from `p` than both the half-width plus `trust_margin` [m] and the track's trust_radius()),
+  /// with `best` reset to `nearest_segment{}`, where that search starts. `trust_margin` may be up
+  /// to half the validation's clearance_margin on a track that passed validation
+  /// (status::valid): distant parts are then 2 half_width + clearance_margin apart, so within
+  /// half_width + clearance_margin / 2 of the local minimum no other part is nearer (the
+  /// triangle inequality). 0: the half-width alone. The trust radius T is read only when the
+  /// minimum lies beyond that: validation measured every two sections farther apart than its
+  /// window at least 2 T apart (the same triangle inequality), and the polyline's turns no
+  /// tighter than radius T, so that the sections within the window stay outside the ball of
+  /// radius T tangent to the minimum's segment on `p`'s side (the tangent-ball argument for a
+  /// curve of curvature <= 1 / T, discrete here: stages::validate::polyline_turn_radius).
   TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best,
                                   float trust_margin = 0.0f) const {
     return project_local_in(a_.position, p, hint, window, best, trust_margin);
@@ -226,9 +236,11 @@ class track_ref {
     // On the window's edge the minimum may lie beyond. Farther than the half-width from the
     // local minimum, another part of the track may be nearer (a jump across the infield):
     // validation only guarantees that distant parts are 2 * half_width + margin apart, so
-    // within the half-width (the narrower side's) the local minimum is global.
+    // within the half-width (the narrower side's) the local minimum is global, and within the
+    // trust radius it measured on this track.
     const bool full = off == window || off == -window ||
-                      best.distance2 > square(half_width(best.segment) + trust_margin);
+                      (best.distance2 > square(half_width(best.segment) + trust_margin) &&
+                       !(best.distance2 <= square(trust_radius())));
     if (full) best = nearest_segment{};
     return full;
   }

@@ -342,24 +342,27 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
     }
     CHECK((got[4 * u + 1].flags & tg::contact_flags::lost) == 0u);  // no window: nothing to lose
     CHECK((got[4 * u + 2].flags & tg::contact_flags::lost) != 0u);
-    // (A corner's windowed search gives up farther than the narrower half-width from the centreline.)
+    // (A corner's windowed search gives up farther than both the narrower half-width and the
+    // track's trust radius from the centreline.)
+    const double trust_radius = t.trust_radius[static_cast<std::size_t>(e)];
     bool on_road = true, far_off = false;
     for (int i = 0; i < 4; ++i) {
       const double wl = band.left(e, d[i].arc), wr = band.right(e, d[i].arc), off = std::fabs(d[i].lateral);
       on_road = on_road && off < std::min(wl, wr) - 0.01;
-      far_off = far_off || off > std::max(wl, wr) + 0.01;
+      far_off = far_off || off > std::max(std::max(wl, wr), trust_radius) + 0.01;
     }
     if (on_road) CHECK((c.flags & tg::contact_flags::lost) == 0u);
     if (far_off) CHECK((c.flags & tg::contact_flags::lost) != 0u);
     // With the trust margin: no O(N) search while every corner is within the narrower
-    // half-width plus the margin, one when a corner is beyond the wider one plus the margin (up
-    // to the widths' change over a segment: the search compares with a sample's width).
+    // half-width plus the margin or within the trust radius, one when a corner is beyond both the
+    // wider one plus the margin and the trust radius (up to the widths' change over a segment:
+    // the search compares with a sample's width; and the polygon's sagitta).
     const double width_tol = 0.01 + band.slope(e) * ds;
     bool within_trust = true, beyond_trust = false;
     for (int i = 0; i < 4; ++i) {
       const double wl = band.left(e, d[i].arc), wr = band.right(e, d[i].arc), off = std::fabs(d[i].lateral);
-      within_trust = within_trust && off < std::min(wl, wr) + trust - width_tol;
-      beyond_trust = beyond_trust || off > std::max(wl, wr) + trust + width_tol;
+      within_trust = within_trust && (off < std::min(wl, wr) + trust - width_tol || off < trust_radius - 0.01);
+      beyond_trust = beyond_trust || (off > std::max(wl, wr) + trust + width_tol && off > trust_radius + 0.01);
     }
     const tg::box_contact& trusted = got[4 * u + 3];
     if (within_trust) CHECK((trusted.flags & tg::contact_flags::lost) == 0u);

@@ -165,6 +165,7 @@ struct workspace {
   int num_gates;
   bool valid;
   std::uint32_t fail_bits;
+  float trust_radius;  ///< stages::validate: the track field trust_radius of a valid attempt [m]
 
   /// [M] stages::polygon_separation_listed's candidate lists, in the dense samples' region (no field of
   /// their own: the generation kernels keep the workspace in registers, at their bound).

@@ -76,6 +76,7 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.grid_dense = nullptr;
   ws.valid = false;
   ws.fail_bits = 0;
+  ws.trust_radius = 0.0f;
   const std::size_t samples = static_cast<std::size_t>(e) * n;
   const std::size_t gates = static_cast<std::size_t>(e) * a.max_gates;
   ws.out = {out.tangent + samples,     out.normal + samples,          out.curvature + samples,
@@ -221,6 +222,7 @@ TRACK_GEN_HD void generate_env(Ctx& ctx, workspace& ws, const generate_args<Hook
     out.episode[e] = episode;
     out.origin[e] = origin;
     out.family[e] = a.num_user_tracks > 0 ? -1 : track_family<Pipeline>(p, ws, episode);
+    out.trust_radius[e] = ws.valid ? ws.trust_radius : 0.0f;
     if (out_shift == 0) a.on_rebuilt(e, ws.num_gates);  // not into the slots
     if constexpr (Pipeline::has_grid) {
       // The grid stage takes a random track that passed (not the fallback).
@@ -320,6 +322,7 @@ TRACK_GEN_HD void finish_grid_env(Ctx& ctx, workspace& ws, const generate_args<H
       a.tracks.length[e] = ws.length;
       a.tracks.num_gates[e] = ws.num_gates;
       a.tracks.status[e] = st;
+      a.tracks.trust_radius[e] = ws.valid ? ws.trust_radius : 0.0f;
       a.on_rebuilt(e, ws.num_gates);
     }
   }

@@ -257,14 +257,79 @@ struct validate {
     if (!(ws.max_curvature <= 1.0f / min_turn_radius(p))) fail |= status::fail_curvature;
     // Nested blocks, not `fail == 0 && !test()`: nvcc spills more in the fused kernels with the
     // latter (docs/performance-log.md, entry 36).
+    ws.trust_radius = 0.0f;
+    // The spacing test and the polyline's turns share one pass over the samples, and the
+    // clearance test measures the separation up to twice the turns' radius: one scan gives both
+    // the tests and the track's trust_radius. Each ends with the base tests' one barrier
+    // (ctx.all) when the turns and the separation reach the caps, as on most tracks; only the
+    // others pay a reduction of the value (docs/performance-log.md, entry 48). The two
+    // reduce_max_pair calls take parities 0 and 1: every library stage before validate ends
+    // with a barrier.
+    const float turn_cap = min_turn_radius(p);
+    float turn = turn_cap;
     if (fail == 0) {
-      if (!evenly_spaced(ctx, ws)) fail |= status::fail_spacing;
+      const spacing_turns st = spacing_and_turns(ctx, ws);
+      if (!ctx.all(st.uniform && st.least_turn >= turn_cap)) {
+        // Both in one reduce_max_pair: a CUB reduction here cost the hull kernel 7 %.
+        const float2 worst = ctx.reduce_max_pair(st.uniform ? 0.0f : 1.0f, -st.least_turn, 0);
+        if (worst.x != 0.0f) fail |= status::fail_spacing;
+        turn = min_f(-worst.y, turn_cap);
+      }
     }
     if (fail == 0) {  // the O(N^2) test only for candidates that passed the cheap ones
-      if (!clear_of_itself(ctx, ws, p)) fail |= status::fail_clearance;
+      const float c = clearance(p);
+      const float cap = max_f(c, 2.0f * turn);
+      const float least2 = least_separation2_share(ctx, ws, p, cap);
+      if (ctx.all(least2 >= cap * cap)) {
+        ws.trust_radius = turn;
+      } else {
+        const float block_least2 = -ctx.reduce_max_pair(-least2, 0.0f, 1).x;
+        if (block_least2 < c * c) {
+          fail |= status::fail_clearance;
+        } else {
+          ws.trust_radius = min_f(0.5f * std::sqrt(block_least2), turn);
+        }
+      }
     }
     ws.fail_bits = fail;
     ws.valid = fail == 0;
+  }
+
+  /// A thread's share of spacing_and_turns.
+  struct spacing_turns {
+    bool uniform;      ///< its chords pass the spacing test
+    float least_turn;  ///< the least discrete turn radius at its samples [m]; 3e38 where all are straight
+  };
+
+  /// The spacing test (evenly_spaced's rule) of the chords from this thread's samples k, and the
+  /// least discrete turn radius at them: min(|a|, |b|) / (2 tan(theta / 2)) for the edges a
+  /// (from sample k - 1) and b (to sample k + 1) turning by theta, the inradius of the regular
+  /// polygon of that edge and turn. Its least value over the samples bounds the polyline's
+  /// turns as 1 / curvature bounds a smooth curve's: the local half of the trust radius
+  /// (track_ref::project_local). Computed squared, as a fraction (tan(theta / 2) =
+  /// |a x b| / (|a| |b| + a . b)), with one square root a sample. Reads only; no barrier.
+  template <class Ctx>
+  TRACK_GEN_HD static spacing_turns spacing_and_turns(const Ctx& ctx, const detail::workspace& ws) {
+    using namespace detail;
+    const int n = ws.num_samples;
+    const float ds = ws.length / static_cast<float>(n);
+    bool uniform = true;
+    float least_num = 1.0f, least_den = 0.0f;  // the least rho^2 as a fraction; none yet
+    for (int k = ctx.rank(); k < n; k += ctx.size()) {
+      const int next = k + 1 == n ? 0 : k + 1;
+      const float3 before = ws.position[k == 0 ? n - 1 : k - 1], pk = ws.position[k], pn = ws.position[next];
+      uniform = spaced_at(ws, k, next, ds, pk, pn) && uniform;
+      const float3 a = pk - before, b = pn - pk;
+      const float a2 = dot(a, a), b2 = dot(b, b);
+      const float3 x = cross(a, b);
+      const float half_cot = std::sqrt(a2 * b2) + dot(a, b);  // |a| |b| (1 + cos theta)
+      const float num = min_f(a2, b2) * half_cot * half_cot, den = 4.0f * dot(x, x);
+      if (den > 0.0f && num * least_den < least_num * den) {
+        least_num = num;
+        least_den = den;
+      }
+    }
+    return {uniform, least_den > 0.0f ? std::sqrt(least_num / least_den) : 3.0e38f};
   }
 
   /// Whether a finite track of an acceptable length fails the tests of its shape (curvature,
@@ -277,32 +342,51 @@ struct validate {
   /// The spacing test (block-uniform; all threads call it).
   template <class Ctx>
   TRACK_GEN_HD static bool evenly_spaced(Ctx& ctx, const detail::workspace& ws) {
-    using namespace detail;
-    // Consecutive samples must be L/N apart within 5%: a loop of the dense centreline
-    // shorter than a sample interval (close control points) shows only here.
     const int n = ws.num_samples;
     const float ds = ws.length / static_cast<float>(n);
     bool uniform = true;
     for (int k = ctx.rank(); k < n; k += ctx.size()) {
       const int next = k + 1 == n ? 0 : k + 1;
-      const float chord = length(ws.position[next] - ws.position[k]);
-      // ds sin(x) / x by its series (x <= 1/2 at the turn radii that pass the curvature test:
-      // the next term, x^4 / 120, is below 6e-4).
-      const float x = 0.25f * (std::fabs(ws.out.curvature[k]) + std::fabs(ws.out.curvature[next])) * ds;
-      const float arc_chord = ds * (1.0f - x * x * (1.0f / 6.0f));
-      // Float32 positions resolve about |p| 2^-23: far from the origin (a user track not
-      // re-centred) that noise, not the centreline, decides the chords; allow 4 of it.
-      const float3 pk = ws.position[k];
-      const float noise = 4.0f * 1.1920929e-7f * max_f(max_f(std::fabs(pk.x), std::fabs(pk.y)), std::fabs(pk.z));
-      uniform = uniform && chord >= 0.95f * ds && chord + noise >= 0.99f * arc_chord && chord <= 1.05f * ds;
+      uniform = spaced_at(ws, k, next, ds, ws.position[k], ws.position[next]) && uniform;
     }
     return ctx.all(uniform);
+  }
+
+  /// The spacing test of the chord from sample k (at `pk`) to sample `next` (at `pn`), for
+  /// samples ds = L / N apart along the curve.
+  TRACK_GEN_HD static bool spaced_at(const detail::workspace& ws, int k, int next, float ds, float3 pk, float3 pn) {
+    using namespace detail;
+    // Consecutive samples must be L/N apart within 5%: a loop of the dense centreline
+    // shorter than a sample interval (close control points) shows only here.
+    const float chord = length(pn - pk);
+    // ds sin(x) / x by its series (x <= 1/2 at the turn radii that pass the curvature test:
+    // the next term, x^4 / 120, is below 6e-4).
+    const float x = 0.25f * (std::fabs(ws.out.curvature[k]) + std::fabs(ws.out.curvature[next])) * ds;
+    const float arc_chord = ds * (1.0f - x * x * (1.0f / 6.0f));
+    // Float32 positions resolve about |p| 2^-23: far from the origin (a user track not
+    // re-centred) that noise, not the centreline, decides the chords; allow 4 of it.
+    const float noise = 4.0f * 1.1920929e-7f * max_f(max_f(std::fabs(pk.x), std::fabs(pk.y)), std::fabs(pk.z));
+    return chord >= 0.95f * ds && chord + noise >= 0.99f * arc_chord && chord <= 1.05f * ds;
   }
 
   /// The clearance test (block-uniform; all threads call it). Its chord bound assumes the
   /// spacing test passed.
   template <class Ctx>
   TRACK_GEN_HD static bool clear_of_itself(Ctx& ctx, const detail::workspace& ws, const track_params& p) {
+    const float c = clearance(p);
+    return ctx.all(least_separation2_share(ctx, ws, p, c) >= c * c);
+  }
+
+  /// This thread's share of the clearance scan: the least squared distance below `cap`^2
+  /// (`cap` >= c) between two segments farther apart along the track than the window, over the
+  /// pairs of its segments i = rank, rank + size, ...; `cap`^2 when no pair is nearer than
+  /// `cap`. It stops at its first pair nearer than c and returns that pair's squared distance
+  /// (below c^2): the least over the block is below c^2 exactly when the track fails the
+  /// clearance test, and otherwise it is the least such distance, squared, capped at `cap`^2.
+  /// Its chord bound assumes the spacing test passed.
+  template <class Ctx>
+  TRACK_GEN_HD static float least_separation2_share(const Ctx& ctx, const detail::workspace& ws,
+                                                    const track_params& p, float cap) {
     using namespace detail;
     const int n = ws.num_samples;
     const int w = window_samples(p, ws.length, n);
@@ -316,26 +400,26 @@ struct validate {
     // share the work evenly. (When N / 2 >= w + 2, every pair of samples more than w apart is
     // an endpoint pair of such a pair of segments: this rejects every track that the test of
     // sample pairs, before issue 17, rejected.)
-    // Pairs that cannot fail are skipped: the spacing test above bounds every chord by
-    // h = 1.05 L/N, so every point of segment i + o + m is within m h of segment i + o, and
-    // within m h of sample i + o + 1; every point of segment i is within h / 2 of its
-    // midpoint. When segment i + o is D away from segment i, or sample i + o + 1 is D' away
-    // from that midpoint, the next floor((D - c) / h), or floor((D' - h / 2 - c) / h),
-    // partners are farther than c. The exact segment distance D is computed only when D'
-    // cannot prove segment i + o itself clear (D' < c + 3 h / 2): for none of 4096 accepted
-    // tracks of the track preset (host, seed 5), whose pairs evaluated per track fell from
-    // 1482 to 1365 (the first partner is one later, the bound half a partner shorter).
-    // (0.999 keeps the bound safe from float rounding; the result is the same as computing
-    // the distance of every pair.)
+    // Pairs that cannot come nearer than the cap are skipped: the spacing test above bounds
+    // every chord by h = 1.05 L/N, so every point of segment i + o + m is within m h of segment
+    // i + o, and within m h of sample i + o + 1; every point of segment i is within h / 2 of
+    // its midpoint. When segment i + o is D away from segment i, or sample i + o + 1 is D' away
+    // from that midpoint, the next floor((D - cap) / h), or floor((D' - h / 2 - cap) / h),
+    // partners are farther than the cap. The exact segment distance D is computed only when D'
+    // cannot prove segment i + o itself clear (D' < cap + 3 h / 2): at cap = c, for none of
+    // 4096 accepted tracks of the track preset (host, seed 5), whose pairs evaluated per track
+    // fell from 1482 to 1365 (the first partner is one later, the bound half a partner
+    // shorter). (0.999 keeps the bound safe from float rounding; the result is the same as
+    // computing the distance of every pair.)
     const int half = n / 2;
     const bool even = (n & 1) == 0;
     const float h = 1.05f * (ws.length / static_cast<float>(n));
     const float inv_chord = 0.999f / h;
-    const float near = c + 1.5f * h;
+    const float near = cap + 1.5f * h;
     const float near2 = near * near;
-    const float reach = c + 0.5f * h;
-    bool clear = true;
-    for (int i = ctx.rank(); i < n && clear; i += ctx.size()) {
+    const float reach = cap + 0.5f * h;
+    float least2 = cap * cap;
+    for (int i = ctx.rank(); i < n && !(least2 < c2); i += ctx.size()) {
       const float3 a0 = ws.position[i];
       const float3 a1 = ws.position[i + 1 == n ? 0 : i + 1];
       const float3 mid = (a0 + a1) * 0.5f;
@@ -348,18 +432,18 @@ struct validate {
         float skip;
         if (d2 < near2) {
           const float s2 = segment_distance2(a0, a1, ws.position[j], b1);
-          if (s2 < c2) {
-            clear = false;
-            break;
+          if (s2 < least2) {
+            least2 = s2;
+            if (s2 < c2) break;
           }
-          skip = (std::sqrt(s2) - c) * inv_chord;
+          skip = max_f(std::sqrt(s2) - cap, 0.0f) * inv_chord;  // a pair nearer than the cap skips nothing
         } else {
           skip = (std::sqrt(d2) - reach) * inv_chord;
         }
         o += 1 + (skip < static_cast<float>(n) ? static_cast<int>(skip) : n);
       }
     }
-    return ctx.all(clear);
+    return least2;
   }
 };
 
