@@ -196,9 +196,11 @@ class track_ref {
   /// triangle inequality). 0: the half-width alone. The trust radius T is read only when the
   /// minimum lies beyond that: validation measured every two sections farther apart than its
   /// window at least 2 T apart (the same triangle inequality), and the polyline's turns no
-  /// tighter than radius T, so that the sections within the window stay outside the ball of
-  /// radius T tangent to the minimum's segment on `p`'s side (the tangent-ball argument for a
-  /// curve of curvature <= 1 / T, discrete here: stages::validate::polyline_turn_radius).
+  /// tighter than a radius t >= T, so that the sections within half a turn of radius t stay
+  /// outside the ball of radius T tangent to the minimum's segment on `p`'s side (the
+  /// tangent-ball argument), and T leaves room for the rest of the window
+  /// (stages::validate::trusted_turn). The discrete turns and the circle as the extreme case
+  /// are checked by tests/progress/trust_radius_test, not proved.
   TRACK_GEN_HD bool project_local(float3 p, int hint, int window, nearest_segment& best,
                                   float trust_margin = 0.0f) const {
     return project_local_in(a_.position, p, hint, window, best, trust_margin);

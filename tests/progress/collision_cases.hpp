@@ -235,13 +235,14 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
 
   // Boxes: centres at arc lengths spread over straights, turns and junctions, lateral offsets
   // straddling both borders (relative to the local half-widths), a normal and a long box, 64 yaws;
-  // half the centres 0.15 m above the road (heights play no part). Each queried warm (a hint
-  // within 2 segments, a window), cold (no window) and teleported (a hint half a lap away).
+  // half the centres 0.15 m above the road (heights play no part in the contact; the trust
+  // radius bounds 3D distances). Each queried warm (a hint within 2 segments, a window), cold
+  // (no window) and teleported (a hint half a lap away).
   const int spots = scaled(16, 6), yaws = scaled(64, 8);  // 6 spots: two of them on the turns
   lcg rng{2024u};
   struct probe {
     int e;
-    double x, y, yaw, hx, hy;
+    double x, y, z, yaw, hx, hy;
   };
   std::vector<probe> probes;
   std::vector<box_query> queries;
@@ -259,7 +260,7 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
           const tg::box b = make_box(c, yaw, hx, hy);
           const int k = static_cast<int>(std::floor(wrap_arc(s, length) / ds));
           const int near = ((k + static_cast<int>(rng.next() * 5.0) - 2) % n + n) % n;
-          probes.push_back({e, double(c.x), double(c.y), yaw, hx, hy});
+          probes.push_back({e, double(c.x), double(c.y), double(c.z), yaw, hx, hy});
           queries.push_back({e, b, near, window});
           queries.push_back({e, b, 0, 0});
           queries.push_back({e, b, (k + n / 2) % n, window});
@@ -349,7 +350,8 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
     for (int i = 0; i < 4; ++i) {
       const double wl = band.left(e, d[i].arc), wr = band.right(e, d[i].arc), off = std::fabs(d[i].lateral);
       on_road = on_road && off < std::min(wl, wr) - 0.01;
-      far_off = far_off || off > std::max(std::max(wl, wr), trust_radius) + 0.01;
+      // (The trust radius bounds the 3D distance to the centreline: the height counts there.)
+      far_off = far_off || (off > std::max(wl, wr) + 0.01 && std::hypot(off, p.z) > trust_radius + 0.01);
     }
     if (on_road) CHECK((c.flags & tg::contact_flags::lost) == 0u);
     if (far_off) CHECK((c.flags & tg::contact_flags::lost) != 0u);
@@ -361,8 +363,8 @@ TEST_CASE_TEMPLATE_DEFINE("collide_box on a stadium with asymmetric and varying 
     bool within_trust = true, beyond_trust = false;
     for (int i = 0; i < 4; ++i) {
       const double wl = band.left(e, d[i].arc), wr = band.right(e, d[i].arc), off = std::fabs(d[i].lateral);
-      within_trust = within_trust && (off < std::min(wl, wr) + trust - width_tol || off < trust_radius - 0.01);
-      beyond_trust = beyond_trust || (off > std::max(wl, wr) + trust + width_tol && off > trust_radius + 0.01);
+      within_trust = within_trust && (off < std::min(wl, wr) + trust - width_tol || std::hypot(off, p.z) < trust_radius - 0.01);
+      beyond_trust = beyond_trust || (off > std::max(wl, wr) + trust + width_tol && std::hypot(off, p.z) > trust_radius + 0.01);
     }
     const tg::box_contact& trusted = got[4 * u + 3];
     if (within_trust) CHECK((trusted.flags & tg::contact_flags::lost) == 0u);

@@ -19,12 +19,13 @@ using tg_test::dvec;
 using tg_test::normd;
 using tg_test::to_d;
 
-/// The trust radius of env e by its definition, in double: min(S / 2, rho, r) with S the least
-/// distance between two segments farther apart along the track than stages::validate's window
-/// (index gap in [w + 2, N - w - 2]; tg_test::segment_distance, the geometry checker's), rho
-/// the least over the samples of min(|a|, |b|) / (2 tan(theta / 2)) for the edges a, b meeting
-/// there at turn theta (tg_test::angle_between), and r the accepted turn radius
-/// max(turn_radius_min, half_width + clearance_margin / 2).
+/// The trust radius of env e by its definition, in double: min(S / 2, t cos(a / (2 t))) with
+/// t = min(rho, r), rho the least over the samples of min(|a|, |b|) / (2 tan(theta / 2)) for the
+/// edges a, b meeting there at turn theta (tg_test::angle_between), r the accepted turn radius
+/// max(turn_radius_min, half_width + clearance_margin / 2), a = max(0, (w + 2) h - pi t) with
+/// h = 1.05 L / N and w stages::validate's window in samples, and S the least distance
+/// (tg_test::segment_distance, the geometry checker's) between two segments whose index gap
+/// (around the loop) is at least w + 2: the clearance test's pairs.
 struct trust_reference {
   double separation, turn, radius;
 };
@@ -32,19 +33,23 @@ inline trust_reference trust_radius_reference(const tg::track_snapshot& t, int e
   const int n = t.num_samples;
   const std::size_t first = t.sample_index(e, 0);
   const auto at = [&](int k) { return to_d(t.position[first + static_cast<std::size_t>(((k % n) + n) % n)]); };
-  const int w = tg::stages::validate::window_samples(p, t.length[static_cast<std::size_t>(e)], n);
+  const double length = t.length[static_cast<std::size_t>(e)];
+  const int w = tg::stages::validate::window_samples(p, static_cast<float>(length), n);
   double separation = std::numeric_limits<double>::infinity();
   for (int i = 0; i < n; ++i)
     for (int j = i + w + 2; j <= i + n - w - 2 && j < n; ++j)
       separation = std::min(separation, tg_test::segment_distance(at(i), at(i + 1), at(j), at(j + 1)));
-  double turn = std::numeric_limits<double>::infinity();
+  double rho = std::numeric_limits<double>::infinity();
   for (int k = 0; k < n; ++k) {
     const dvec a = at(k) - at(k - 1), b = at(k + 1) - at(k);
     const double theta = tg_test::angle_between(a, b);
-    if (theta > 0.0) turn = std::min(turn, std::min(normd(a), normd(b)) / (2.0 * std::tan(0.5 * theta)));
+    if (theta > 0.0) rho = std::min(rho, std::min(normd(a), normd(b)) / (2.0 * std::tan(0.5 * theta)));
   }
   const double r = std::max(double(p.validate.turn_radius_min), p.half_width + 0.5 * p.validate.clearance_margin);
-  return {separation, turn, std::min(std::min(0.5 * separation, turn), r)};
+  double turn = std::min(rho, r);
+  const double excess = (w + 2) * 1.05 * length / n - pi * turn;
+  if (excess > 0.0) turn *= std::cos(std::min(0.5 * excess / turn, 0.5 * pi));
+  return {separation, turn, std::min(0.5 * separation, turn)};
 }
 
 /// What check_trust_radius counted over a batch.
@@ -89,7 +94,7 @@ trust_tally check_trust_radius(const tg::track_params& params, std::uint64_t see
     CHECK(std::fabs(radius - ref.radius) < 1e-4);
     ++tally.tracks;
     const double cap = std::max(double(params.validate.turn_radius_min), params.half_width + 0.5 * params.validate.clearance_margin);
-    tally.by_separation += 0.5 * ref.separation < std::min(ref.turn, cap) ? 1 : 0;
+    tally.by_separation += 0.5 * ref.separation < ref.turn ? 1 : 0;
     tally.by_turn += ref.turn < std::min(0.5 * ref.separation, cap) ? 1 : 0;
 
     const std::size_t first = t.sample_index(e, 0);

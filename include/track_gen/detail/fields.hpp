@@ -34,7 +34,7 @@
   X(episode, std::uint32_t, env, "episode counter")                                                                  \
   X(origin, float3, env, "where the env's track frame lies in the user's frame [m]: nonzero for re-centred user tracks") \
   X(family, int, env, "generator family of a random track (track_gen::generator_family: polar 0, bezier 1, hull 2, voronoi 3, checkpoint 4, repulsive 5); -1 for user tracks and for pipelines whose generate stage is none of random_family, random_any_family, random_polar and the families' own stages") \
-  X(trust_radius, float, env, "how far from the centreline a local projection minimum is the nearest point of the whole track [m] (track_ref::project_local): min(S / 2, rho) from stages::validate, S the least distance between sections farther apart than its window, rho the polyline's least discrete turn radius, at most the accepted turn radius; 0 for a track that failed validation (and what to write after editing a track's samples in place)")
+  X(trust_radius, float, env, "how far from the centreline a local projection minimum is the nearest point of the whole track [m] (track_ref::project_local): min(S / 2, t) from stages::validate, S the least distance between sections farther apart than its window, t the polyline's least discrete turn radius (at most the accepted turn radius) less what a circle of that radius could return within the window (validate::trusted_turn); 0 for a track that failed validation (and what to write after editing a track's samples in place)")
 
 #define TRACK_GEN_PROGRESS_FIELDS(X)                                                                                   \
   X(next_gate, int, env, "index of the next gate to pass, in [0, G)")                                                 \

@@ -262,9 +262,9 @@ struct validate {
     // clearance test measures the separation up to twice the turns' radius: one scan gives both
     // the tests and the track's trust_radius. Each ends with the base tests' one barrier
     // (ctx.all) when the turns and the separation reach the caps, as on most tracks; only the
-    // others pay a reduction of the value (docs/performance-log.md, entry 48). The two
-    // reduce_max_pair calls take parities 0 and 1: every library stage before validate ends
-    // with a barrier.
+    // others pay a reduction of the value (docs/performance-log.md, entry 48). Each
+    // reduce_max_pair comes right after a ctx.all that every thread reaches, so no warp still
+    // reads the buffer of the same parity from an earlier call.
     const float turn_cap = min_turn_radius(p);
     float turn = turn_cap;
     if (fail == 0) {
@@ -277,6 +277,7 @@ struct validate {
       }
     }
     if (fail == 0) {  // the O(N^2) test only for candidates that passed the cheap ones
+      turn = trusted_turn(ws, p, turn);
       const float c = clearance(p);
       const float cap = max_f(c, 2.0f * turn);
       const float least2 = least_separation2_share(ctx, ws, p, cap);
@@ -293,6 +294,24 @@ struct validate {
     }
     ws.fail_bits = fail;
     ws.valid = fail == 0;
+  }
+
+  /// The part of the trust radius that the turns allow, for a polyline whose discrete turn
+  /// radius is at least `turn` [m] (<= the accepted turn radius): the sections within half a
+  /// turn of radius `turn` along the track stay outside the ball of that radius tangent to the
+  /// point's nearest segment (the tangent-ball argument), and the clearance test's separation
+  /// covers the sections from its first gap, w + 2 segments, on. The sections between, up to
+  /// a = (w + 2) h - pi turn farther along (h = 1.05 L / N, the longest chord), can come back
+  /// into that ball: a circle of the least radius, the tightest such return, has its ends
+  /// 2 turn cos(a / (2 turn)) apart after pi turn + a. So `turn` cos(a / (2 turn)) when a > 0.
+  /// (That the circle is the extreme case is assumed, not proved: tests/progress/trust_radius_test
+  /// checks the answers it lets through.)
+  TRACK_GEN_HD static float trusted_turn(const detail::workspace& ws, const track_params& p, float turn) {
+    const int n = ws.num_samples;
+    const float h = 1.05f * (ws.length / static_cast<float>(n));
+    const float excess = static_cast<float>(window_samples(p, ws.length, n) + 2) * h - detail::pi * turn;
+    return excess > 0.0f && turn > 0.0f ? turn * std::cos(detail::min_f(0.5f * excess / turn, 0.5f * detail::pi))
+                                        : turn;
   }
 
   /// A thread's share of spacing_and_turns.
