@@ -5,7 +5,8 @@ vectorised over environments, written from the documented semantics:
 - projection: nearest point of the closed centreline polyline (segments k -> k+1 mod N, closest
   point parameter clamped to [0, 1], first minimum in scan order); a local search over the
   ``window`` segments on each side of the last segment (the hint), replaced by the full O(N) search
-  when the minimum lies on the window's edge, when it is farther than the half-width, or when
+  when the minimum lies on the window's edge, when it is farther than both the half-width and the
+  track's ``trust_radius`` (a track field: how far validation certified a local minimum), or when
   there is no last position;
 - lap progress (k + t) * L / N wrapped into [0, L); signed lateral offset along the interpolated
   unit left normal; off-track when |lateral| > interpolated half-width;
@@ -101,7 +102,8 @@ class ProgressReference:
         best_local = local[rows, j]
         off = (best_local - self.hint) % n
         edge = (off == w) | (off == n - w)
-        far = d2_local[rows, j] > hw[rows, best_local] ** 2
+        # Farther than the half-width and than the track's trust radius (track_ref::project_local).
+        far = (d2_local[rows, j] > hw[rows, best_local] ** 2) & ~(d2_local[rows, j] <= tracks.trust_radius ** 2)
         full = ~has_last | edge | far if 2 * w + 1 < n else torch.ones_like(has_last)
         # Full search over every segment.
         every = torch.arange(n, device=p.device).expand(e, n)

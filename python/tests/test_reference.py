@@ -104,7 +104,10 @@ class Harness:
 
     def redraw_lateral(self, where):
         on = (torch.rand(E, device=DEVICE) * 1.2 - 0.6)
-        off = torch.where(torch.rand(E, device=DEVICE) < 0.5, -1.1, 1.1)
+        # Off the road by 1.1 half-widths (0.33 m: within every track's trust radius, so the
+        # local search stands) or 1.6 (0.48 m: beyond it, so the O(N) search runs).
+        side = torch.where(torch.rand(E, device=DEVICE) < 0.5, -1.0, 1.0)
+        off = side * torch.where(torch.rand(E, device=DEVICE) < 0.5, 1.1, 1.6)
         self.lat.copy_(torch.where(where, torch.where(self.off_track_env, off, on), self.lat))
 
     def motion(self):
