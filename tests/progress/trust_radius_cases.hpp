@@ -55,7 +55,7 @@ inline trust_reference trust_radius_reference(const tg::track_snapshot& t, int e
 /// What check_trust_radius counted over a batch.
 struct trust_tally {
   int tracks = 0, probes = 0, trusted = 0, beyond = 0;
-  int by_separation = 0, by_turn = 0;  ///< tracks whose radius is half the separation, or the turns' (below the cap)
+  int by_separation = 0, by_turn = 0;  ///< tracks whose radius is half the separation, or the turns' part
   int between = 0, between_trusted = 0;  ///< probes nearer than the radius but off the road, and those trusted
 
   trust_tally& operator+=(const trust_tally& o) {
@@ -93,9 +93,9 @@ trust_tally check_trust_radius(const tg::track_params& params, std::uint64_t see
     // float32 segment distances and turns against double: 1e-4 m (about 1e-4 of the radius).
     CHECK(std::fabs(radius - ref.radius) < 1e-4);
     ++tally.tracks;
-    const double cap = std::max(double(params.validate.turn_radius_min), params.half_width + 0.5 * params.validate.clearance_margin);
-    tally.by_separation += 0.5 * ref.separation < ref.turn ? 1 : 0;
-    tally.by_turn += ref.turn < std::min(0.5 * ref.separation, cap) ? 1 : 0;
+    const bool by_separation = 0.5 * ref.separation < ref.turn;
+    tally.by_separation += by_separation ? 1 : 0;
+    tally.by_turn += by_separation ? 0 : 1;
 
     const std::size_t first = t.sample_index(e, 0);
     double widest = 0.0;
