@@ -22,7 +22,7 @@ How a torch user writes it (and what it costs):
     instead times eager calls that retry only the rejected rows (boolean indexing: dynamic
     shapes, host syncs, not capturable): about 1.2 attempts per env instead of 16, the faster
     form at large E; the same compact form builds the tracks of the step rows (untimed).
-  * The repulsion runs its 32 iterations for every env, converged envs masked out.
+  * The repulsion runs its 12 iterations for every env, converged envs masked out.
   * step: the full search is computed for every env and selected by mask (a graph cannot run
     it for only the envs that need it); gates: the next G_max gates are tested at once and the
     leading run of crossings counted (cumprod), the library's in-order loop as a tensor op.

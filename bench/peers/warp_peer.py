@@ -10,9 +10,9 @@ regeneration is captured once with wp.ScopedCapture and replayed with wp.capture
                 `--attempt-loop unrolled` records the 16 attempts instead
   random_polar  (E, M) threads; Warp's rand_init/randf keyed by (seed, episode, attempt) and
                 (env, point): the same distributions as the library, not its Philox bits
-  repulsive     wp.capture_while over windows of 4 iterations, at most 8 windows (the 32
+  repulsive     wp.capture_while over windows of 4 iterations, at most 3 windows (the 12
                 iterations of the preset): (E, M) threads push, one thread per env reduces its
-                overlap, stops the env below the tolerance or after 32 iterations, applies the
+                overlap, stops the env below the tolerance or after 12 iterations, applies the
                 update and raises the device-side "still active" flag read by the loop
   catmull_rom   (E, M * 32) threads
   arc length    one thread per env: chords and their running sum (cumulative arc length, L)

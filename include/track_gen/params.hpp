@@ -94,9 +94,16 @@ struct polygon_separation_params {
   float clearance = 1.5f;
   /// Pull of every control point toward the midpoint of its neighbours, per iteration while an
   /// overlap remains, in [0, 0.999].
-  float smoothing = 0.05f;
+  float smoothing = 0.12f;
   /// Iteration bound (the BOUNDED loop), in [0, 1000]; 0 disables the stage.
-  int max_iterations = 32;
+  ///
+  /// Why 12 and 0.12: at their defaults the polar, bezier and checkpoint families' polygons (and
+  /// long_track's) pass the first iteration's test without a push, so the schedule does not
+  /// change their tracks, and voronoi's settle within a few. The hull family's polygon never
+  /// settles (its Chaikin points sit inside the clearance of the segments just past the band):
+  /// the bound and the pull are its corner rounding, and 12 iterations at 0.12 round its corners
+  /// as 32 at 0.05 did, in fewer iterations (docs/performance-log.md, entry 49).
+  int max_iterations = 12;
   /// Stop once the largest overlap is below this [m], in [1e-9, 1e6].
   float tolerance = 1e-3f;
 };

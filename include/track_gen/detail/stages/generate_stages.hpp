@@ -154,7 +154,7 @@ struct random_polar {
 /// clearance of its point, so the sums, taken chunk by chunk in the same order, are the same bit
 /// for bit as testing every segment. The lists are rebuilt by a full scan when the moves reach
 /// half the skin; a point with more candidates than a list holds scans all of them every
-/// iteration. Worth it where the relaxation runs many iterations (the hull family runs all 32
+/// iteration. Worth it where the relaxation runs many iterations (the hull family runs all max_iterations
 /// on nearly every track). In the families' dispatch kernel, whose polar and bezier tracks
 /// mostly stop after the first iteration, the extra code made those tracks 6-7 % slower
 /// (docs/performance-log.md, entry 34): stages::polygon_separation tests every segment every iteration.
