@@ -3,7 +3,7 @@
 vectorised over environments in plain torch, as an Isaac Lab user would write them.
 
 What it computes (same parameters as presets::track, see peer_common.py):
-  random_polar -> repulsive (32 bounded iterations, per-env convergence mask) -> periodic
+  random_polar -> repulsive (12 bounded iterations, per-env convergence mask) -> periodic
   centripetal Catmull-Rom (32 samples per segment) -> arc-length resampling to N samples
   (cumsum + searchsorted + spline re-evaluation) -> frames (tangent, left normal, Menger
   curvature, cusp test) -> validation (finite, length, curvature, 5 % spacing, O(N^2) clearance

@@ -98,11 +98,12 @@ struct polygon_separation_params {
   /// Iteration bound (the BOUNDED loop), in [0, 1000]; 0 disables the stage.
   ///
   /// Why 12 and 0.12: at their defaults the polar, bezier and checkpoint families' polygons (and
-  /// long_track's) pass the first iteration's test without a push, so the schedule does not
-  /// change their tracks, and voronoi's settle within a few. The hull family's polygon never
-  /// settles (its Chaikin points sit inside the clearance of the segments just past the band):
-  /// the bound and the pull are its corner rounding, and 12 iterations at 0.12 round its corners
-  /// as 32 at 0.05 did, in fewer iterations (docs/performance-log.md, entry 49).
+  /// long_track's) pass the first iteration's test without a push, so the schedule leaves their
+  /// tracks as they were; voronoi's settle within a few iterations and change a little. The
+  /// hull family's polygon never settles (its Chaikin points sit inside the clearance of the
+  /// segments just past the band): the bound and the pull are its corner rounding, and 12
+  /// iterations at 0.12 round its corners nearly as 32 at 0.05 did, in fewer iterations
+  /// (docs/performance-log.md, entry 49).
   int max_iterations = 12;
   /// Stop once the largest overlap is below this [m], in [1e-9, 1e6].
   float tolerance = 1e-3f;

@@ -48,8 +48,9 @@ inline constexpr int separation_list_capacity = 15;
 inline constexpr std::uint16_t separation_list_overflow = 0xffffu;
 /// Skin of stages::polygon_separation_listed's candidate lists, a fraction of the clearance: a list holds the
 /// segments within the clearance plus the skin, and is rebuilt once the points may have moved
-/// half of it. A quarter: hull tracks rebuild their lists about every 6 iterations, about 3
-/// segments a list; half the clearance was 2 % slower on the H200 (performance log, entry 34).
+/// half of it. A quarter: hull tracks rebuilt their lists about every 6 of the 32 iterations the
+/// bound then allowed, about 3 segments a list (4 rebuilds in the 12 of today's bound, entry 49);
+/// half the clearance was 2 % slower on the H200 (performance log, entry 34).
 inline constexpr float separation_skin = 0.25f;
 
 /// One control point's candidate segments (stages::polygon_separation_listed), in increasing index order.

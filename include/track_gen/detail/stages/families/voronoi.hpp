@@ -48,7 +48,7 @@ struct voronoi_sites {
   static constexpr std::uint32_t stage_id = 12;
   /// The family this stage draws (a pipeline with it as its generate stage draws only these).
   static constexpr generator_family family = generator_family::voronoi;
-  /// Whether stages::polygon_separation runs many iterations on this family's control polygons (4.7 iterations after the first, on average):
+  /// Whether stages::polygon_separation runs many iterations on this family's control polygons (about 2 after the first at the defaults; 4.7 when the bound was 32):
   /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = true;
   /// First draw index of the site field (above every target draw: K <= 256).
