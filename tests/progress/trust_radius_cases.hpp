@@ -23,7 +23,8 @@ using tg_test::to_d;
 /// t = min(rho, r), rho the least over the samples of min(|a|, |b|) / (2 tan(theta / 2)) for the
 /// edges a, b meeting there at turn theta (tg_test::angle_between), r the accepted turn radius
 /// max(turn_radius_min, half_width + clearance_margin / 2), a = max(0, (w + 2) h - pi t) with
-/// h = 1.05 L / N and w stages::validate's window in samples, and S the least distance
+/// h = 1.0011 L / N when every chord is at most 1.001 L / N (else 1.05 L / N, the spacing
+/// test's bound) and w stages::validate's window in samples, and S the least distance
 /// (tg_test::segment_distance, the geometry checker's) between two segments whose index gap
 /// (around the loop) is at least w + 2: the clearance test's pairs.
 struct trust_reference {
@@ -47,7 +48,10 @@ inline trust_reference trust_radius_reference(const tg::track_snapshot& t, int e
   }
   const double r = std::max(double(p.validate.turn_radius_min), p.half_width + 0.5 * p.validate.clearance_margin);
   double turn = std::min(rho, r);
-  const double excess = (w + 2) * 1.05 * length / n - pi * turn;
+  double longest = 0.0;
+  for (int k = 0; k < n; ++k) longest = std::max(longest, normd(at(k + 1) - at(k)));
+  const double h = (longest <= 1.001 * length / n ? 1.0011 : 1.05) * length / n;
+  const double excess = (w + 2) * h - pi * turn;
   if (excess > 0.0) turn *= std::cos(std::min(0.5 * excess / turn, 0.5 * pi));
   return {separation, turn, std::min(0.5 * separation, turn)};
 }

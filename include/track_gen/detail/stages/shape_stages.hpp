@@ -267,17 +267,20 @@ struct validate {
     // reads the buffer of the same parity from an earlier call.
     const float turn_cap = min_turn_radius(p);
     float turn = turn_cap;
+    bool tight = true;  // every chord at most tight_chord L / N
     if (fail == 0) {
       const spacing_turns st = spacing_and_turns(ctx, ws);
-      if (!ctx.all(st.uniform && st.least_turn >= turn_cap)) {
-        // Both in one reduce_max_pair: a CUB reduction here cost the hull kernel 7 %.
-        const float2 worst = ctx.reduce_max_pair(st.uniform ? 0.0f : 1.0f, -st.least_turn, 0);
-        if (worst.x != 0.0f) fail |= status::fail_spacing;
+      if (!ctx.all(st.uniform && st.tight && st.least_turn >= turn_cap)) {
+        // Both in one reduce_max_pair: a CUB reduction here cost the hull kernel 7 %. The first
+        // value's maximum says which of the chord tests failed: 2 spacing, 1 tightness alone.
+        const float2 worst = ctx.reduce_max_pair(st.uniform ? (st.tight ? 0.0f : 1.0f) : 2.0f, -st.least_turn, 0);
+        if (worst.x >= 2.0f) fail |= status::fail_spacing;
+        tight = worst.x == 0.0f;
         turn = min_f(-worst.y, turn_cap);
       }
     }
     if (fail == 0) {  // the O(N^2) test only for candidates that passed the cheap ones
-      turn = trusted_turn(ws, p, turn);
+      turn = trusted_turn(ws, p, turn, tight);
       const float c = clearance(p);
       const float cap = max_f(c, 2.0f * turn);
       const float least2 = least_separation2_share(ctx, ws, p, cap);
@@ -301,27 +304,35 @@ struct validate {
   /// turn of radius `turn` along the track stay outside the ball of that radius tangent to the
   /// point's nearest segment (the tangent-ball argument), and the clearance test's separation
   /// covers the sections from its first gap, w + 2 segments, on. The sections between, up to
-  /// a = (w + 2) h - pi turn farther along (h = 1.05 L / N, the longest chord), can come back
-  /// into that ball: a circle of the least radius, the tightest such return, has its ends
-  /// 2 turn cos(a / (2 turn)) apart after pi turn + a. So `turn` cos(a / (2 turn)) when a > 0.
-  /// (That the circle is the extreme case is assumed, not proved: tests/progress/trust_radius_test
-  /// checks the answers it lets through.)
-  TRACK_GEN_HD static float trusted_turn(const detail::workspace& ws, const track_params& p, float turn) {
+  /// a = (w + 2) h - pi turn farther along (h the longest chord), can come back into that ball:
+  /// a circle of the least radius, the tightest such return, has its ends 2 turn cos(a / (2 turn))
+  /// apart after pi turn + a. So `turn` cos(a / (2 turn)) when a > 0. h is tight_chord_bound L / N
+  /// when every chord passed the `tight` test (resampled tracks: their chords are L / N within
+  /// 2e-4), else the spacing test's 1.05 L / N. (That the circle is the extreme case is assumed,
+  /// not proved: tests/progress/trust_radius_test checks the answers it lets through.)
+  TRACK_GEN_HD static float trusted_turn(const detail::workspace& ws, const track_params& p, float turn, bool tight) {
     const int n = ws.num_samples;
-    const float h = 1.05f * (ws.length / static_cast<float>(n));
+    const float h = (tight ? tight_chord_bound : 1.05f) * (ws.length / static_cast<float>(n));
     const float excess = static_cast<float>(window_samples(p, ws.length, n) + 2) * h - detail::pi * turn;
     return excess > 0.0f && turn > 0.0f ? turn * std::cos(detail::min_f(0.5f * excess / turn, 0.5f * detail::pi))
                                         : turn;
   }
 
+  /// The chord test that lets trusted_turn bound the chords by tight_chord_bound L / N instead
+  /// of the spacing test's 1.05: every chord at most tight_chord L / N (the bound adds room for
+  /// the float rounding of the chord and of L).
+  static constexpr float tight_chord = 1.001f;
+  static constexpr float tight_chord_bound = 1.0011f;
+
   /// A thread's share of spacing_and_turns.
   struct spacing_turns {
     bool uniform;      ///< its chords pass the spacing test
+    bool tight;        ///< its chords are at most tight_chord L / N
     float least_turn;  ///< the least discrete turn radius at its samples [m]; 3e38 where all are straight
   };
 
-  /// The spacing test (evenly_spaced's rule) of the chords from this thread's samples k, and the
-  /// least discrete turn radius at them: min(|a|, |b|) / (2 tan(theta / 2)) for the edges a
+  /// The spacing test (evenly_spaced's rule) and the tight test of the chords from this thread's
+  /// samples k, and the least discrete turn radius at them: min(|a|, |b|) / (2 tan(theta / 2)) for the edges a
   /// (from sample k - 1) and b (to sample k + 1) turning by theta, the inradius of the regular
   /// polygon of that edge and turn. Its least value over the samples bounds the polyline's
   /// turns as 1 / curvature bounds a smooth curve's: the local half of the trust radius
@@ -332,12 +343,14 @@ struct validate {
     using namespace detail;
     const int n = ws.num_samples;
     const float ds = ws.length / static_cast<float>(n);
-    bool uniform = true;
+    bool uniform = true, tight = true;
     float least_num = 1.0f, least_den = 0.0f;  // the least rho^2 as a fraction; none yet
     for (int k = ctx.rank(); k < n; k += ctx.size()) {
       const int next = k + 1 == n ? 0 : k + 1;
       const float3 before = ws.position[k == 0 ? n - 1 : k - 1], pk = ws.position[k], pn = ws.position[next];
-      uniform = spaced_at(ws, k, next, ds, pk, pn) && uniform;
+      const float chord = length(pn - pk);
+      uniform = spaced_chord(ws, k, next, ds, pk, chord) && uniform;
+      tight = chord <= tight_chord * ds && tight;
       const float3 a = pk - before, b = pn - pk;
       const float a2 = dot(a, a), b2 = dot(b, b);
       const float3 x = cross(a, b);
@@ -348,7 +361,7 @@ struct validate {
         least_den = den;
       }
     }
-    return {uniform, least_den > 0.0f ? std::sqrt(least_num / least_den) : 3.0e38f};
+    return {uniform, tight, least_den > 0.0f ? std::sqrt(least_num / least_den) : 3.0e38f};
   }
 
   /// Whether a finite track of an acceptable length fails the tests of its shape (curvature,
@@ -375,9 +388,14 @@ struct validate {
   /// samples ds = L / N apart along the curve.
   TRACK_GEN_HD static bool spaced_at(const detail::workspace& ws, int k, int next, float ds, float3 pk, float3 pn) {
     using namespace detail;
+    return spaced_chord(ws, k, next, ds, pk, length(pn - pk));
+  }
+
+  /// spaced_at with the chord |pn - pk| given.
+  TRACK_GEN_HD static bool spaced_chord(const detail::workspace& ws, int k, int next, float ds, float3 pk, float chord) {
+    using namespace detail;
     // Consecutive samples must be L/N apart within 5%: a loop of the dense centreline
     // shorter than a sample interval (close control points) shows only here.
-    const float chord = length(pn - pk);
     // ds sin(x) / x by its series (x <= 1/2 at the turn radii that pass the curvature test:
     // the next term, x^4 / 120, is below 6e-4).
     const float x = 0.25f * (std::fabs(ws.out.curvature[k]) + std::fabs(ws.out.curvature[next])) * ds;
