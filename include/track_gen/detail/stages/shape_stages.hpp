@@ -307,8 +307,8 @@ struct validate {
   /// a = (w + 2) h - pi turn farther along (h the longest chord), can come back into that ball:
   /// a circle of the least radius, the tightest such return, has its ends 2 turn cos(a / (2 turn))
   /// apart after pi turn + a. So `turn` cos(a / (2 turn)) when a > 0. h is tight_chord_bound L / N
-  /// when every chord passed the `tight` test (resampled tracks: their chords are L / N within
-  /// 2e-4), else the spacing test's 1.05 L / N. (That the circle is the extreme case is assumed,
+  /// when every chord passed the `tight` test (resampled tracks: no chord exceeds L / N by more
+  /// than 2e-4), else the spacing test's 1.05 L / N. (That the circle is the extreme case is assumed,
   /// not proved: tests/progress/trust_radius_test checks the answers it lets through.)
   TRACK_GEN_HD static float trusted_turn(const detail::workspace& ws, const track_params& p, float turn, bool tight) {
     const int n = ws.num_samples;
@@ -320,7 +320,7 @@ struct validate {
 
   /// The chord test that lets trusted_turn bound the chords by tight_chord_bound L / N instead
   /// of the spacing test's 1.05: every chord at most tight_chord L / N (the bound adds room for
-  /// the float rounding of the chord and of L).
+  /// the float rounding of the chord and of the products; both use the same float L).
   static constexpr float tight_chord = 1.001f;
   static constexpr float tight_chord_bound = 1.0011f;
 
