@@ -41,16 +41,15 @@ inline trust_reference trust_radius_reference(const tg::track_snapshot& t, int e
   for (int i = 0; i < n; ++i)
     for (int j = i + w + 2; j <= i + n - w - 2 && j < n; ++j)
       separation = std::min(separation, tg_test::segment_distance(at(i), at(i + 1), at(j), at(j + 1)));
-  double rho = std::numeric_limits<double>::infinity();
+  double rho = std::numeric_limits<double>::infinity(), longest = 0.0;
   for (int k = 0; k < n; ++k) {
     const dvec a = at(k) - at(k - 1), b = at(k + 1) - at(k);
     const double theta = tg_test::angle_between(a, b);
     if (theta > 0.0) rho = std::min(rho, std::min(normd(a), normd(b)) / (2.0 * std::tan(0.5 * theta)));
+    longest = std::max(longest, normd(b));
   }
   const double r = std::max(double(p.validate.turn_radius_min), p.half_width + 0.5 * p.validate.clearance_margin);
   double turn = std::min(rho, r);
-  double longest = 0.0;
-  for (int k = 0; k < n; ++k) longest = std::max(longest, normd(at(k + 1) - at(k)));
   const bool tight = longest <= 1.001 * length / n;
   const double h = (tight ? 1.0011 : 1.05) * length / n;
   const double excess = (w + 2) * h - pi * turn;
@@ -68,8 +67,7 @@ struct stretch_one_chord {
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, tg::detail::workspace& ws, const tg::track_params&) {
     using namespace tg::detail;
-    ctx.sync();
-    if (ctx.rank() == 0) {
+    if (ctx.rank() == 0) {  // the stages before end with a barrier: their samples are written
       const float3 a = ws.position[0], b = ws.position[1];
       const float chord = length(b - a), ds = ws.length / static_cast<float>(ws.num_samples);
       ws.position[1] = a + (b - a) * (1.002f * ds / chord);

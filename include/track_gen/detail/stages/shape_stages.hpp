@@ -256,8 +256,8 @@ struct validate {
     if (!length_in_range(ws, p)) fail |= status::fail_length;
     if (!(ws.max_curvature <= 1.0f / min_turn_radius(p))) fail |= status::fail_curvature;
     // Nested blocks, not `fail == 0 && !test()`: nvcc spills more in the fused kernels with the
-    // latter (docs/performance-log.md, entry 36).
-    ws.trust_radius = 0.0f;
+    // latter (docs/performance-log.md, entry 36). ws.trust_radius is set below on every path
+    // that leaves the track valid; the track stores it only then (generate_track.hpp).
     // The spacing test and the polyline's turns share one pass over the samples, and the
     // clearance test measures the separation up to twice the turns' radius: one scan gives both
     // the tests and the track's trust_radius. Each ends with the base tests' one barrier
