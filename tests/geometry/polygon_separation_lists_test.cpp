@@ -1,11 +1,14 @@
 // Host instantiation of polygon_separation_lists_tests.hpp, and the stage alone: on hull and polar control
 // polygons (host context), stages::polygon_separation_listed and the reference give the same polygon bit
 // for bit, over cases whose list schedule (followed by the reference) rebuilt lists after the
-// first build and used overflowed lists between rebuilds.
+// first build and used overflowed lists between rebuilds; and the group boxes of its full scans
+// against the segment boxes they stand for.
 #include "polygon_separation_lists_tests.hpp"
 
 #include <track_gen/detail/host/block_context.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -113,6 +116,64 @@ TEST_CASE("repulsive: the stage alone against the reference, past list rebuilds 
   // The listed stage's every path ran: lists used and rebuilt, and overflowed lists in use.
   CHECK(later_rebuilds > polygons);
   CHECK(overflow_scans > polygons);
+}
+
+TEST_CASE("repulsive: a group's box is within reach of every point that one of its segment boxes is") {
+  // The listed stage's full scans skip a group of segments when the point is out of reach of the
+  // group's box: that must never skip a segment whose own box test (within_segment_box) passes,
+  // or a list would miss it. Random polygons with the reach at the edges of the boxes, points
+  // on the boxes' faces, and NaN and infinite coordinates.
+  namespace tg = track_gen;
+  using tg::detail::separation_group;
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto uniform = [&state](float lo, float hi) {  // splitmix64 (Steele, Lea & Flood, OOPSLA 2014)
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * static_cast<float>(z >> 40) / 16777216.0f;
+  };
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY};
+  long long tested = 0, passed_segment = 0;
+  int skipped_groups = 0;
+  for (int polygon = 0; polygon < scaled(400, 40, 10); ++polygon) {
+    const int m = 3 + polygon % 61;
+    std::vector<float3> points(static_cast<std::size_t>(m));
+    for (float3& q : points) q = float3{uniform(-8.0f, 8.0f), uniform(-8.0f, 8.0f), uniform(-1.0f, 1.0f)};
+    if (polygon % 5 == 4) {  // one coordinate NaN or infinite
+      float3& q = points[static_cast<std::size_t>(polygon % m)];
+      (polygon % 3 == 0 ? q.x : polygon % 3 == 1 ? q.y : q.z) = specials[(polygon / 5) % 3];
+    }
+    std::vector<tg::detail::separation_box> boxes(static_cast<std::size_t>(tg::detail::separation_groups(m)));
+    for (int g = 0; g < static_cast<int>(boxes.size()); ++g) boxes[static_cast<std::size_t>(g)] = tg::detail::segment_group_box(points.data(), m, g);
+    for (int k = 0; k < 64; ++k) {
+      const float reach = k % 4 == 0 ? 0.0f : uniform(0.0f, 3.0f);
+      const int j0 = static_cast<int>(uniform(0.0f, static_cast<float>(m) - 0.5f));
+      const float3 a = points[static_cast<std::size_t>(j0)], b = points[static_cast<std::size_t>(j0 + 1 < m ? j0 + 1 : 0)];
+      // Points on the segment box's faces pushed out by exactly the reach, and points anywhere.
+      float3 p = k % 2 == 0 ? float3{std::fmin(a.x, b.x) - reach, std::fmax(a.y, b.y) + reach, std::fmin(a.z, b.z) - reach}
+                            : float3{uniform(-10.0f, 10.0f), uniform(-10.0f, 10.0f), uniform(-2.0f, 2.0f)};
+      if (k == 63) p.x = specials[polygon % 3];
+      for (int j = 0; j < m; ++j) {
+        const float3 sa = points[static_cast<std::size_t>(j)], sb = points[static_cast<std::size_t>(j + 1 < m ? j + 1 : 0)];
+        const bool segment = tg::detail::within_segment_box(p, sa, sb, reach);
+        const bool group = tg::detail::within_group_box(p, boxes[static_cast<std::size_t>(j / separation_group)], reach);
+        ++tested;
+        passed_segment += segment ? 1 : 0;
+        skipped_groups += group ? 0 : 1;
+        if (segment && !group) {
+          CAPTURE(polygon);
+          CAPTURE(j);
+          CAPTURE(reach);
+          FAIL_CHECK("a segment within reach of the point lies in a group whose box is not");
+        }
+      }
+    }
+  }
+  MESSAGE(tested << " segment tests, " << passed_segment << " within reach, " << skipped_groups << " out of their group's reach");
+  // Both answers occurred, so the implication was tested, and the boxes skip something.
+  CHECK(passed_segment > 0);
+  CHECK(skipped_groups > 0);
 }
 
 }  // namespace tg_test

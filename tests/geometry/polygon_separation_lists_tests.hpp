@@ -31,7 +31,7 @@ namespace tg_test {
 /// The relaxation as documented, without lists or skips: iteration by iteration, each point's
 /// push over every segment outside its band, in chunk order, until the largest overlap is
 /// below the tolerance. On request (host runs) it also follows the list schedule that
-/// stages::polygon_separation_listed documents (rebuild in the second iteration and whenever twice the
+/// stages::polygon_separation_listed documents (build in the first iteration, rebuild whenever twice the
 /// summed largest moves exceed the skin; a point overflows when more than the capacity of its
 /// segments lie within the reach plus the skin at a rebuild), to count what the listed stage's
 /// paths see (the rebuilds after the first, the iterations in which an overflowed point scans
@@ -44,8 +44,8 @@ struct reference_repulsive {
   /// What the schedule saw (filled when `follow_lists`).
   struct record {
     bool follow_lists = false;
-    bool built = false;       ///< the relaxation reached the second iteration (lists were built)
-    int later_rebuilds = 0;   ///< rebuilds after the second iteration's
+    bool built = false;       ///< the relaxation ran its first iteration (lists were built)
+    int later_rebuilds = 0;   ///< rebuilds after the first iteration's build
     int overflow_scans = 0;   ///< (point, iteration) pairs on the overflow path between rebuilds
   };
 
@@ -71,12 +71,12 @@ struct reference_repulsive {
       return ahead >= ws.relax_neighbours && ahead < m - ws.relax_neighbours;
     };
     for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
-      if (r.follow_lists && iteration >= 1) {
-        const bool rebuild = iteration == 1 || !(2.0f * moved <= skin);
+      if (r.follow_lists) {
+        const bool rebuild = iteration == 0 || !(2.0f * moved <= skin);
         if (rebuild) {
           moved = 0.0f;
           r.built = true;
-          r.later_rebuilds += iteration > 1 ? 1 : 0;
+          r.later_rebuilds += iteration > 0 ? 1 : 0;
           for (int i = 0; i < m; ++i) {
             int count = 0;
             const float reach = separation_reach(clearance, ws.control[i]) + skin;

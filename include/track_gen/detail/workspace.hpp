@@ -42,6 +42,24 @@ struct separation_partial {
   float3 push;  ///< sum of the chunk's pushes [m]
 };
 
+/// Consecutive segments per group of stages::polygon_separation_listed's full scans: a point tests
+/// a group's bounding box before its segments, and skips the group when the box is out of reach.
+inline constexpr int separation_group = 8;
+
+/// Bounding box of one group of separation_group consecutive polygon segments [m] (infinite when a
+/// point of the group is NaN, so that no group whose segments a test could take is skipped).
+struct separation_box {
+  float3 lo, hi;
+};
+
+/// Groups of separation_group segments of an M-point polygon.
+TRACK_GEN_HD constexpr int separation_groups(int m) { return (m + separation_group - 1) / separation_group; }
+
+/// Partial sums the polygon separation stage's first iteration writes for an M-point polygon at
+/// most (M x separation_chunks(M) <= max(M, separation_work_items)); the listed stage's group
+/// boxes follow them in the same region.
+TRACK_GEN_HD constexpr int separation_partial_slots(int m) { return m > separation_work_items ? m : separation_work_items; }
+
 /// Candidate segments stages::polygon_separation_listed keeps for one control point between full scans.
 inline constexpr int separation_list_capacity = 15;
 /// separation_list::count of a point with more candidates than a list holds (it scans every segment).
@@ -92,7 +110,9 @@ struct scratch_layout {
     l.spline = at;
     const std::size_t m = separation_capacity;  // M x separation_chunks(M) <= max(M, separation_work_items)
     const std::size_t work_items = static_cast<std::size_t>(separation_work_items);
-    const std::size_t partials = sizeof(separation_partial) * (m > work_items ? m : work_items);
+    const std::size_t groups = (m + separation_group - 1) / separation_group;
+    const std::size_t partials =
+        sizeof(separation_partial) * (m > work_items ? m : work_items) + sizeof(separation_box) * groups;
     const std::size_t segments = sizeof(spline_segment) * control_capacity;
     const std::size_t region = partials > segments ? partials : segments;
     at = align(at + (region > spline_region_min_bytes ? region : spline_region_min_bytes));
@@ -117,7 +137,7 @@ struct workspace {
   float3* control;       ///< [control_capacity] control points
   float3* control_next;  ///< [control_capacity] next iterate of the polygon separation
   spline_segment* spline;  ///< [control_capacity] power form of each spline segment (catmull_rom)
-  separation_partial* separation;  ///< [M * separation_chunks(M)] the polygon separation stage's partial sums (aliases `spline`)
+  separation_partial* separation;  ///< [M * separation_chunks(M)] the polygon separation stage's partial sums (aliases `spline`), then its group boxes (separation_boxes)
   float3* dense;         ///< [dense_capacity] dense centreline samples
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
@@ -171,6 +191,12 @@ struct workspace {
   /// [M] stages::polygon_separation_listed's candidate lists, in the dense samples' region (no field of
   /// their own: the generation kernels keep the workspace in registers, at their bound).
   TRACK_GEN_HD separation_list* separation_lists() const { return reinterpret_cast<separation_list*>(dense); }
+
+  /// [separation_groups(num_control)] stages::polygon_separation_listed's group boxes, after the
+  /// partial sums in the spline region (the layout leaves room for both).
+  TRACK_GEN_HD separation_box* separation_boxes() const {
+    return reinterpret_cast<separation_box*>(separation + separation_partial_slots(num_control));
+  }
 
   /// The random stream of `stage` for this (seed, env, episode, attempt).
   TRACK_GEN_HD philox_stream rng(std::uint32_t stage) const {

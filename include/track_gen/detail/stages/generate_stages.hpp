@@ -24,6 +24,32 @@ TRACK_GEN_HD inline bool within_segment_box(float3 p, float3 a, float3 b, float 
          p.y <= max_f(a.y, b.y) + reach && p.z >= min_f(a.z, b.z) - reach && p.z <= max_f(a.z, b.z) + reach;
 }
 
+/// The bounding box of group g's segments of the M-point polygon `points` (separation_box): points
+/// g x separation_group to the group's last segment's end, wrapping to point 0. Folded with min_f
+/// and max_f, whose exact results for non-NaN coordinates make a point that is within `reach` of
+/// one of the group's segment boxes (within_segment_box) within `reach` of the group's box too;
+/// a NaN point makes the box infinite.
+TRACK_GEN_HD inline separation_box segment_group_box(const float3* points, int m, int g) {
+  const int first = g * separation_group;
+  const int end = first + separation_group < m ? first + separation_group : m;
+  float3 lo = points[first], hi = lo;
+  bool nan = false;
+  for (int j = first; j <= end; ++j) {
+    const float3 q = points[j < m ? j : 0];
+    nan = nan || !(q.x == q.x && q.y == q.y && q.z == q.z);
+    lo = f3(min_f(lo.x, q.x), min_f(lo.y, q.y), min_f(lo.z, q.z));
+    hi = f3(max_f(hi.x, q.x), max_f(hi.y, q.y), max_f(hi.z, q.z));
+  }
+  if (nan) return separation_box{f3(-INFINITY, -INFINITY, -INFINITY), f3(INFINITY, INFINITY, INFINITY)};
+  return separation_box{lo, hi};
+}
+
+/// Whether p lies within `reach` of box b on every axis (within_segment_box for a group's box).
+TRACK_GEN_HD inline bool within_group_box(float3 p, const separation_box& b, float reach) {
+  return p.x >= b.lo.x - reach && p.x <= b.hi.x + reach && p.y >= b.lo.y - reach && p.y <= b.hi.y + reach &&
+         p.z >= b.lo.z - reach && p.z <= b.hi.z + reach;
+}
+
 /// Whether segment j (control points j, j + 1) is among the `near` segments on either side of
 /// control point i of an M-point polygon, which stages::polygon_separation never pushes it from.
 TRACK_GEN_HD inline bool separation_near(int i, int j, int m, int near) {
@@ -145,7 +171,8 @@ struct random_polar {
 /// No atomics, and the same sums whatever the block size, so the result is deterministic and the
 /// host backend's.
 ///
-/// `CandidateLists` (stages::polygon_separation_listed): from the second iteration on, each point keeps a
+/// `CandidateLists` (stages::polygon_separation_listed): each point's owner thread scans for it alone,
+/// chunk by chunk (the same sums), and keeps a
 /// candidate list (a Verlet list: L. Verlet, "Computer 'experiments' on classical fluids",
 /// Phys. Rev. 159, 1967), the segments whose bounding box lay within the reach plus a skin
 /// (detail::separation_skin of the clearance) when the list was built, and its owner thread tests
@@ -154,7 +181,11 @@ struct random_polar {
 /// clearance of its point, so the sums, taken chunk by chunk in the same order, are the same bit
 /// for bit as testing every segment. The lists are rebuilt by a full scan when the moves reach
 /// half the skin; a point with more candidates than a list holds scans all of them every
-/// iteration. Worth it where the relaxation runs many iterations (the hull family runs all max_iterations
+/// iteration. The first iteration builds the lists. Its full scans (the first iteration and each rebuild) test the bounding box of each
+/// group of detail::separation_group consecutive segments first (computed once per scan, a thread
+/// a group, one barrier) and skip the groups out of reach: a segment whose box is within reach lies
+/// in a group whose box is, so the scans list and push the same segments in the same order.
+/// Worth it where the relaxation runs many iterations (the hull family runs all max_iterations
 /// on nearly every track). In the families' dispatch kernel, whose polar and bezier tracks
 /// mostly stop after the first iteration, the extra code made those tracks 6-7 % slower
 /// (docs/performance-log.md, entry 34): stages::polygon_separation tests every segment every iteration.
@@ -162,6 +193,28 @@ template <bool CandidateLists>
 struct basic_polygon_separation {
   static constexpr detail::stage_role role = detail::stage_role::generate;
   static constexpr std::uint32_t stage_id = 2;
+
+  /// The group boxes of `points` (detail::segment_group_box) into ws.separation_boxes(), a thread
+  /// a group; ends with a barrier.
+  template <class Ctx>
+  TRACK_GEN_HD static void write_group_boxes(Ctx& ctx, const detail::workspace& ws, const float3* points, int m) {
+    detail::separation_box* boxes = ws.separation_boxes();
+    for (int g = ctx.rank(); g < detail::separation_groups(m); g += ctx.size()) boxes[g] = detail::segment_group_box(points, m, g);
+    ctx.sync();
+  }
+
+  /// Calls scan(j0, j1) for each run [j0, j1) of segments in [j_begin, j_end) that one group holds,
+  /// in increasing order, skipping the groups whose boxes are beyond `reach` of p.
+  template <class Scan>
+  TRACK_GEN_HD static void for_groups_in_reach(const detail::separation_box* boxes, float3 p, float reach, int j_begin,
+                                               int j_end, Scan&& scan) {
+    for (int j = j_begin; j < j_end;) {
+      const int g = j / detail::separation_group;
+      const int g_end = (g + 1) * detail::separation_group < j_end ? (g + 1) * detail::separation_group : j_end;
+      if (detail::within_group_box(p, boxes[g], reach)) scan(j, g_end);
+      j = g_end;
+    }
+  }
 
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
@@ -180,7 +233,7 @@ struct basic_polygon_separation {
     float3* next = ws.control_next;
     for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
       float overlap = 0.0f;
-      if (!CandidateLists || iteration == 0) {
+      if constexpr (!CandidateLists) {
         for (int w = ctx.rank(); w < items; w += ctx.size()) {
           const int i = w / chunks;
           const int chunk = w - i * chunks;
@@ -208,40 +261,57 @@ struct basic_polygon_separation {
           next[i] = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
         }
         ctx.sync();
-      } else if constexpr (CandidateLists) {
-        // Block-uniform: the lists are built in the second iteration and rebuilt once the
-        // points may have closed half the skin.
-        const bool rebuild = iteration == 1 || !(2.0f * moved <= skin);  // a NaN move rebuilds
-        if (rebuild) moved = 0.0f;
+      } else {
+        // Block-uniform: the lists are built in the first iteration and rebuilt once the points
+        // may have closed half the skin. A build also pushes, summed as the plain stage sums.
+        const bool rebuild = iteration == 0 || !(2.0f * moved <= skin);  // a NaN move rebuilds
+        if (rebuild) {
+          moved = 0.0f;
+          write_group_boxes(ctx, ws, current, m);
+        }
         float largest_move = 0.0f;
         for (int i = ctx.rank(); i < m; i += ctx.size()) {
           const float3 pi_ = current[i];
           const float reach = separation_reach(clearance, pi_);
           separation_list& list = ws.separation_lists()[i];
           float3 push = f3(0.0f, 0.0f, 0.0f);
-          if (rebuild || list.count == separation_list_overflow) {
+          if (rebuild) {
+            // The groups whose boxes are within the list's reach, segment by segment: the same
+            // segments in the same order as a scan of all of them lists and pushes.
             const float list_reach = reach + skin;
             int count = 0;
+            for (int chunk = 0; chunk < chunks; ++chunk) {
+              float3 part = f3(0.0f, 0.0f, 0.0f);
+              const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+              for_groups_in_reach(ws.separation_boxes(), pi_, list_reach, j_begin, j_end, [&](int j0, int j1) {
+                float3 a = current[j0];
+                for (int j = j0; j < j1; ++j) {
+                  const float3 b = current[j + 1 < m ? j + 1 : 0];
+                  if (!separation_near(i, j, m, near) && within_segment_box(pi_, a, b, list_reach)) {
+                    if (count < separation_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
+                    ++count;
+                    if (within_segment_box(pi_, a, b, reach)) separation_push(part, overlap, pi_, a, b, clearance);
+                  }
+                  a = b;
+                }
+              });
+              push = push + part;
+            }
+            list.count = count <= separation_list_capacity ? static_cast<std::uint16_t>(count) : separation_list_overflow;
+          } else if (list.count == separation_list_overflow) {
+            // More candidates than a list holds: every segment, every iteration.
             for (int chunk = 0; chunk < chunks; ++chunk) {
               float3 part = f3(0.0f, 0.0f, 0.0f);
               const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
               float3 a = current[j_begin];  // carried, as in the first iteration's scan
               for (int j = j_begin; j < j_end; ++j) {
                 const float3 b = current[j + 1 < m ? j + 1 : 0];
-                bool test = !separation_near(i, j, m, near);
-                if (test && rebuild) {
-                  test = within_segment_box(pi_, a, b, list_reach);
-                  if (test) {
-                    if (count < separation_list_capacity) list.segment[count] = static_cast<std::uint16_t>(j);
-                    ++count;
-                  }
-                }
-                if (test && within_segment_box(pi_, a, b, reach)) separation_push(part, overlap, pi_, a, b, clearance);
+                if (!separation_near(i, j, m, near) && within_segment_box(pi_, a, b, reach))
+                  separation_push(part, overlap, pi_, a, b, clearance);
                 a = b;
               }
               push = push + part;
             }
-            if (rebuild) list.count = count <= separation_list_capacity ? static_cast<std::uint16_t>(count) : separation_list_overflow;
           } else {
             const int count = list.count;
             int k = 0;
