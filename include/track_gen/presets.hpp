@@ -50,10 +50,14 @@ using relaxed_family_pipeline = pipeline<stages::random_any_family, stages::poly
 /// any other selection). A batch of one family runs faster through it (docs/performance-log.md,
 /// entry 26); family_pipeline remains the pipeline of mixes. It relaxes with
 /// stages::polygon_separation_listed where `FamilyStage::long_relaxation` (hull, voronoi: the same control
-/// points, faster where the relaxation runs many iterations; entry 34), else stages::polygon_separation.
+/// points, faster where the relaxation runs many iterations; entry 34), on the host backend only
+/// where `FamilyStage::lists_in_wide_blocks` is false (voronoi: stages::polygon_separation_listed_on_host,
+/// entry 52), else stages::polygon_separation.
 template <class FamilyStage>
 using one_family_pipeline =
-    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation, stages::polygon_separation_listed, stages::polygon_separation>,
+    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation,
+                                       stages::basic_polygon_separation<true, detail::lists_in_wide_blocks_v<FamilyStage>>,
+                                       stages::polygon_separation>,
              stages::catmull_rom, stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
 using hull_pipeline = one_family_pipeline<stages::hull_corners>;
@@ -123,7 +127,9 @@ using elevated_relaxed_family_pipeline =
 /// code (docs/performance-log.md, entries 26 and 40).
 template <class FamilyStage>
 using elevated_one_family_pipeline =
-    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation, stages::polygon_separation_listed, stages::polygon_separation>,
+    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation,
+                                       stages::basic_polygon_separation<true, detail::lists_in_wide_blocks_v<FamilyStage>>,
+                                       stages::polygon_separation>,
              stages::catmull_rom, stages::elevation_profile, stages::resample, stages::frames, stages::checkpoints,
              stages::validate_grade>;
 using elevated_bezier_pipeline = elevated_one_family_pipeline<stages::bezier_corners>;

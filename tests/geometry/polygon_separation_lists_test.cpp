@@ -10,10 +10,39 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace tg_test {
 TEST_CASE_TEMPLATE_APPLY(polygon_separation_lists_tracks, std::tuple<track_gen::host_policy>);
+
+/// A block context of 64 threads, for the compile-time choice below (only its size is read).
+struct wide_block_context {
+  static constexpr int size() { return 64; }
+};
+// Hull relaxes with the lists on every backend; voronoi with them on one-thread blocks only (the
+// CUDA backend's relaxations test every segment: docs/performance-log.md, entry 52).
+static_assert(std::is_same_v<track_gen::presets::hull_pipeline,
+                             track_gen::pipeline<track_gen::stages::hull_corners, track_gen::stages::polygon_separation_listed,
+                                                 track_gen::stages::catmull_rom, track_gen::stages::resample,
+                                                 track_gen::stages::frames, track_gen::stages::checkpoints,
+                                                 track_gen::stages::validate>>,
+              "hull_pipeline relaxes with the lists in every block");
+static_assert(std::is_same_v<track_gen::presets::voronoi_pipeline,
+                             track_gen::pipeline<track_gen::stages::voronoi_sites,
+                                                 track_gen::stages::polygon_separation_listed_on_host,
+                                                 track_gen::stages::catmull_rom, track_gen::stages::resample,
+                                                 track_gen::stages::frames, track_gen::stages::checkpoints,
+                                                 track_gen::stages::validate>>,
+              "voronoi_pipeline relaxes with the lists on one-thread blocks only");
+static_assert(track_gen::stages::polygon_separation_listed::uses_lists<wide_block_context> &&
+                  track_gen::stages::polygon_separation_listed::uses_lists<const track_gen::detail::host_block_context>,
+              "the listed stage uses its lists in every block");
+static_assert(!track_gen::stages::polygon_separation_listed_on_host::uses_lists<wide_block_context> &&
+                  track_gen::stages::polygon_separation_listed_on_host::uses_lists<const track_gen::detail::host_block_context>,
+              "the host-listed stage uses its lists on one-thread blocks only");
+static_assert(!track_gen::stages::polygon_separation::uses_lists<const track_gen::detail::host_block_context>,
+              "the plain stage never uses lists");
 
 /// One control polygon of `Family` relaxed by stages::polygon_separation_listed and by the reference
 /// (host context), with what the reference's list schedule saw.

@@ -51,6 +51,10 @@ struct voronoi_sites {
   /// Whether stages::polygon_separation runs many iterations on this family's control polygons (about 2 after the first at the defaults; 4.7 when the bound was 32):
   /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = true;
+  /// Whether the CUDA backend relaxes with the lists too: no, its relaxations (about 3
+  /// iterations) are 10 % faster there testing every segment (docs/performance-log.md, entry 52);
+  /// the host backend keeps them.
+  static constexpr bool lists_in_wide_blocks = false;
   /// First draw index of the site field (above every target draw: K <= 256).
   static constexpr std::uint32_t site_draw_base = 0x01000000u;
 
