@@ -147,6 +147,52 @@ TEST_CASE("repulsive: the stage alone against the reference, past list rebuilds 
   CHECK(overflow_scans > polygons);
 }
 
+TEST_CASE("repulsive: the stage alone against the reference with a NaN or infinite control point") {
+  // A NaN move must rebuild the lists (the block maxima would drop it for a later finite move),
+  // and a NaN or infinite point must leave the listed stage's polygon the reference's, bit for
+  // bit (NaN payloads included: both compute the same operations on the same values).
+  namespace tg = track_gen;
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY};
+  int polygons = 0;
+  for (std::uint32_t env = 0; env < static_cast<std::uint32_t>(scaled(300, 10, 6)); ++env) {
+    tg::track_params p = tg::presets::track(1);
+    p.seed = 5;
+    p.generator.family = tg::generator_family::hull;
+    p.polygon_separation.max_iterations = 12 + static_cast<int>(env % 20);
+    const float special = specials[env % 3];
+    const int axis = static_cast<int>(env / 3 % 3);
+    // One control point corrupted after the family stage, before the relaxation.
+    const auto relax = [&](auto stage_tag) {
+      using stage = decltype(stage_tag);
+      const int capacity = tg::stages::hull_corners::max_control_points(p);
+      const auto layout = tg::detail::scratch_layout::make(static_cast<std::size_t>(capacity),
+                                                          static_cast<std::size_t>(capacity) * 32u,
+                                                          static_cast<std::size_t>(p.num_samples));
+      std::vector<unsigned char> memory(layout.bytes + 16, 0);
+      tg::detail::workspace ws{};
+      ws.bind_scratch(memory.data(), layout);
+      ws.seed = p.seed;
+      ws.global_env = env;
+      ws.source = tg::detail::track_source::random;
+      ws.num_samples = p.num_samples;
+      ws.relax_neighbours = 2;
+      const tg::detail::host_block_context ctx;
+      tg::stages::hull_corners::run(ctx, ws, p);
+      float3& q = ws.control[ws.num_control / 2];
+      (axis == 0 ? q.x : axis == 1 ? q.y : q.z) = special;
+      stage::run(ctx, ws, p);
+      return std::vector<float3>(ws.control, ws.control + ws.num_control);
+    };
+    const std::vector<float3> listed = relax(tg::stages::polygon_separation_listed{});
+    const std::vector<float3> plain = relax(tg::stages::polygon_separation{});
+    CAPTURE(env);
+    REQUIRE(listed.size() == plain.size());
+    CHECK(std::memcmp(listed.data(), plain.data(), listed.size() * sizeof(float3)) == 0);
+    ++polygons;
+  }
+  CHECK(polygons > 0);
+}
+
 TEST_CASE("repulsive: a group's box is within reach of every point that one of its segment boxes is") {
   // The listed stage's full scans skip a group of segments when the point is out of reach of the
   // group's box: that must never skip a segment whose own box test (within_segment_box) passes,

@@ -282,7 +282,7 @@ struct basic_polygon_separation {
       } else {
         // Block-uniform: the lists are built in the first iteration and rebuilt once the points
         // may have closed half the skin. A build also pushes, summed as the plain stage sums.
-        const bool rebuild = iteration == 0 || !(2.0f * moved <= skin);  // a NaN move rebuilds
+        const bool rebuild = iteration == 0 || !(2.0f * moved <= skin);  // an infinite move rebuilds
         if (rebuild) {
           moved = 0.0f;
           write_group_boxes(ctx, ws, current, m);
@@ -348,7 +348,10 @@ struct basic_polygon_separation {
           const float3 mid = (current[wrap(i - 1, m)] + current[wrap(i + 1, m)]) * 0.5f;
           const float3 moved_to = pi_ + push + (mid - pi_) * p.polygon_separation.smoothing;
           next[i] = moved_to;
-          largest_move = max_f(largest_move, length(moved_to - pi_));
+          // A NaN move counts as infinite: max_f would drop it (and every maximum before it) for
+          // the next finite one, and a list would outlive its skin.
+          const float move = length(moved_to - pi_);
+          largest_move = max_f(largest_move, move == move ? move : INFINITY);
         }
         // Both maxima after one barrier, after which every `next` is written; the buffers of
         // the two maxima alternate with the iterations (reduce_max_pair).
