@@ -55,9 +55,7 @@ using relaxed_family_pipeline = pipeline<stages::random_any_family, stages::poly
 /// entry 52), else stages::polygon_separation.
 template <class FamilyStage>
 using one_family_pipeline =
-    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation,
-                                       stages::basic_polygon_separation<true, detail::lists_in_wide_blocks_v<FamilyStage>>,
-                                       stages::polygon_separation>,
+    pipeline<FamilyStage, detail::family_separation_t<FamilyStage>,
              stages::catmull_rom, stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
 using hull_pipeline = one_family_pipeline<stages::hull_corners>;
@@ -127,9 +125,7 @@ using elevated_relaxed_family_pipeline =
 /// code (docs/performance-log.md, entries 26 and 40).
 template <class FamilyStage>
 using elevated_one_family_pipeline =
-    pipeline<FamilyStage, std::conditional_t<FamilyStage::long_relaxation,
-                                       stages::basic_polygon_separation<true, detail::lists_in_wide_blocks_v<FamilyStage>>,
-                                       stages::polygon_separation>,
+    pipeline<FamilyStage, detail::family_separation_t<FamilyStage>,
              stages::catmull_rom, stages::elevation_profile, stages::resample, stages::frames, stages::checkpoints,
              stages::validate_grade>;
 using elevated_bezier_pipeline = elevated_one_family_pipeline<stages::bezier_corners>;

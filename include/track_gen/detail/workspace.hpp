@@ -55,10 +55,13 @@ struct separation_box {
 /// Groups of separation_group segments of an M-point polygon.
 TRACK_GEN_HD constexpr int separation_groups(int m) { return (m + separation_group - 1) / separation_group; }
 
-/// Partial sums the polygon separation stage's first iteration writes for an M-point polygon at
-/// most (M x separation_chunks(M) <= max(M, separation_work_items)); the listed stage's group
-/// boxes follow them in the same region.
-TRACK_GEN_HD constexpr int separation_partial_slots(int m) { return m > separation_work_items ? m : separation_work_items; }
+// The listed stage's group boxes take the partial sums' place (it writes no partial sums): the
+// boxes of M points, at most (M / 8 + 1) x 24 bytes, fit in the max(M, separation_work_items) x 12
+// bytes the layout reserves for the partials.
+static_assert(sizeof(separation_box) * (separation_work_items / separation_group + 1) <=
+                      sizeof(separation_partial) * separation_work_items &&
+                  2 * sizeof(separation_box) <= sizeof(separation_partial) * separation_group,
+              "The group boxes of a polygon must fit where its partial sums would.");
 
 /// Candidate segments stages::polygon_separation_listed keeps for one control point between full scans.
 inline constexpr int separation_list_capacity = 15;
@@ -110,9 +113,7 @@ struct scratch_layout {
     l.spline = at;
     const std::size_t m = separation_capacity;  // M x separation_chunks(M) <= max(M, separation_work_items)
     const std::size_t work_items = static_cast<std::size_t>(separation_work_items);
-    const std::size_t groups = (m + separation_group - 1) / separation_group;
-    const std::size_t partials =
-        sizeof(separation_partial) * (m > work_items ? m : work_items) + sizeof(separation_box) * groups;
+    const std::size_t partials = sizeof(separation_partial) * (m > work_items ? m : work_items);  // or the group boxes
     const std::size_t segments = sizeof(spline_segment) * control_capacity;
     const std::size_t region = partials > segments ? partials : segments;
     at = align(at + (region > spline_region_min_bytes ? region : spline_region_min_bytes));
@@ -137,7 +138,7 @@ struct workspace {
   float3* control;       ///< [control_capacity] control points
   float3* control_next;  ///< [control_capacity] next iterate of the polygon separation
   spline_segment* spline;  ///< [control_capacity] power form of each spline segment (catmull_rom)
-  separation_partial* separation;  ///< [M * separation_chunks(M)] the polygon separation stage's partial sums (aliases `spline`), then its group boxes (separation_boxes)
+  separation_partial* separation;  ///< [M * separation_chunks(M)] the polygon separation stage's partial sums (aliases `spline`; the listed stage's group boxes instead, separation_boxes)
   float3* dense;         ///< [dense_capacity] dense centreline samples
   float* dense_s;        ///< [dense_capacity + 1] cumulative chord length, dense_s[0] = 0
   float3* position;      ///< [N] resampled centreline
@@ -192,11 +193,9 @@ struct workspace {
   /// their own: the generation kernels keep the workspace in registers, at their bound).
   TRACK_GEN_HD separation_list* separation_lists() const { return reinterpret_cast<separation_list*>(dense); }
 
-  /// [separation_groups(num_control)] stages::polygon_separation_listed's group boxes, after the
-  /// partial sums in the spline region (the layout leaves room for both).
-  TRACK_GEN_HD separation_box* separation_boxes() const {
-    return reinterpret_cast<separation_box*>(separation + separation_partial_slots(num_control));
-  }
+  /// [separation_groups(num_control)] stages::polygon_separation_listed's group boxes, where the
+  /// plain stage keeps its partial sums (the listed stage writes none).
+  TRACK_GEN_HD separation_box* separation_boxes() const { return reinterpret_cast<separation_box*>(separation); }
 
   /// The random stream of `stage` for this (seed, env, episode, attempt).
   TRACK_GEN_HD philox_stream rng(std::uint32_t stage) const {

@@ -391,3 +391,16 @@ using polygon_separation_listed = basic_polygon_separation<true>;
 using polygon_separation_listed_on_host = basic_polygon_separation<true, false>;
 
 }  // namespace track_gen::stages
+
+namespace track_gen::detail {
+
+/// The relaxation of FamilyStage's one-family pipelines (presets::one_family_pipeline and
+/// elevated_one_family_pipeline): with candidate lists where `long_relaxation`, in wide blocks
+/// too unless `lists_in_wide_blocks` is false, else stages::polygon_separation.
+template <class FamilyStage>
+using family_separation_t =
+    std::conditional_t<FamilyStage::long_relaxation,
+                       stages::basic_polygon_separation<true, lists_in_wide_blocks_v<FamilyStage>>,
+                       stages::polygon_separation>;
+
+}  // namespace track_gen::detail
