@@ -191,10 +191,12 @@ struct random_polar {
 /// clearance of its point, so the sums, taken chunk by chunk in the same order, are the same bit
 /// for bit as testing every segment. The lists are rebuilt by a full scan when the moves reach
 /// half the skin; a point with more candidates than a list holds scans all of them every
-/// iteration. The first iteration builds the lists. Its full scans (the first iteration and each rebuild) test the bounding box of each
-/// group of detail::separation_group consecutive segments first (computed once per scan, a thread
-/// a group, one barrier) and skip the groups out of reach: a segment whose box is within reach lies
-/// in a group whose box is, so the scans list and push the same segments in the same order.
+/// iteration. The first iteration builds the lists. In one-thread blocks (the host backend) its
+/// full scans (the first iteration and each rebuild) test the bounding box of each group of
+/// detail::separation_group consecutive segments first (computed once per scan) and skip the
+/// groups out of reach: a segment whose box is within reach lies in a group whose box is, so the
+/// scans list and push the same segments in the same order. Wider blocks scan every segment: a
+/// warp runs the union of its lanes' groups in reach, nearly all of them.
 /// Worth it where the relaxation runs many iterations (the hull family runs all max_iterations
 /// on nearly every track). In the families' dispatch kernel, whose polar and bezier tracks
 /// mostly stop after the first iteration, the extra code made those tracks 6-7 % slower
@@ -212,25 +214,40 @@ struct basic_polygon_separation {
   template <class Ctx>
   static constexpr bool uses_lists = CandidateLists && (ListsInWideBlocks || Ctx::size() == 1);
 
+  /// Whether the full scans skip groups of segments by their boxes: where one thread scans for
+  /// its point alone (the host backend's one-thread blocks). A warp runs the union of the groups
+  /// its lanes have in reach, nearly all of them, and on the GPU the boxes cost more than they
+  /// saved (docs/performance-log.md, entries 51 and 53); the scans list and push the same segments
+  /// either way.
+  template <class Ctx>
+  static constexpr bool skips_groups = Ctx::size() == 1;
+
   /// The group boxes of `points` (detail::segment_group_box) into ws.separation_boxes(), a thread
-  /// a group; ends with a barrier.
+  /// a group, and a barrier; nothing where the scans do not skip groups.
   template <class Ctx>
   TRACK_GEN_HD static void write_group_boxes(Ctx& ctx, const detail::workspace& ws, const float3* points, int m) {
-    detail::separation_box* boxes = ws.separation_boxes();
-    for (int g = ctx.rank(); g < detail::separation_groups(m); g += ctx.size()) boxes[g] = detail::segment_group_box(points, m, g);
-    ctx.sync();
+    if constexpr (skips_groups<Ctx>) {
+      detail::separation_box* boxes = ws.separation_boxes();
+      for (int g = ctx.rank(); g < detail::separation_groups(m); g += ctx.size()) boxes[g] = detail::segment_group_box(points, m, g);
+      ctx.sync();
+    }
   }
 
   /// Calls scan(j0, j1) for each run [j0, j1) of segments in [j_begin, j_end) that one group holds,
-  /// in increasing order, skipping the groups whose boxes are beyond `reach` of p.
-  template <class Scan>
+  /// in increasing order, skipping the groups whose boxes are beyond `reach` of p; scan(j_begin,
+  /// j_end) where the scans do not skip groups.
+  template <class Ctx, class Scan>
   TRACK_GEN_HD static void for_groups_in_reach(const detail::separation_box* boxes, float3 p, float reach, int j_begin,
                                                int j_end, Scan&& scan) {
-    for (int j = j_begin; j < j_end;) {
-      const int g = j / detail::separation_group;
-      const int g_end = (g + 1) * detail::separation_group < j_end ? (g + 1) * detail::separation_group : j_end;
-      if (detail::within_group_box(p, boxes[g], reach)) scan(j, g_end);
-      j = g_end;
+    if constexpr (skips_groups<Ctx>) {
+      for (int j = j_begin; j < j_end;) {
+        const int g = j / detail::separation_group;
+        const int g_end = (g + 1) * detail::separation_group < j_end ? (g + 1) * detail::separation_group : j_end;
+        if (detail::within_group_box(p, boxes[g], reach)) scan(j, g_end);
+        j = g_end;
+      }
+    } else if (j_begin < j_end) {
+      scan(j_begin, j_end);
     }
   }
 
@@ -301,7 +318,7 @@ struct basic_polygon_separation {
             for (int chunk = 0; chunk < chunks; ++chunk) {
               float3 part = f3(0.0f, 0.0f, 0.0f);
               const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
-              for_groups_in_reach(ws.separation_boxes(), pi_, list_reach, j_begin, j_end, [&](int j0, int j1) {
+              for_groups_in_reach<Ctx>(ws.separation_boxes(), pi_, list_reach, j_begin, j_end, [&](int j0, int j1) {
                 float3 a = current[j0];
                 for (int j = j0; j < j1; ++j) {
                   const float3 b = current[j + 1 < m ? j + 1 : 0];
