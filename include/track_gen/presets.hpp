@@ -51,8 +51,8 @@ using relaxed_family_pipeline = pipeline<stages::random_any_family, stages::poly
 /// entry 26); family_pipeline remains the pipeline of mixes. It relaxes with
 /// stages::polygon_separation_listed where `FamilyStage::long_relaxation` (hull, voronoi: the same control
 /// points, faster where the relaxation runs many iterations; entry 34), on the host backend only
-/// where `FamilyStage::lists_in_wide_blocks` is false (voronoi: stages::polygon_separation_listed_on_host,
-/// entry 52), else stages::polygon_separation.
+/// where `FamilyStage::lists_in_wide_blocks` is false (hull and voronoi:
+/// stages::polygon_separation_listed_on_host, entries 52 and 53), else stages::polygon_separation.
 template <class FamilyStage>
 using one_family_pipeline =
     pipeline<FamilyStage, detail::family_separation_t<FamilyStage>,

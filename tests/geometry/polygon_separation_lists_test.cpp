@@ -20,14 +20,15 @@ TEST_CASE_TEMPLATE_APPLY(polygon_separation_lists_tracks, std::tuple<track_gen::
 struct wide_block_context {
   static constexpr int size() { return 64; }
 };
-// Hull relaxes with the lists on every backend; voronoi with them on one-thread blocks only (the
-// CUDA backend's relaxations test every segment: docs/performance-log.md, entry 52).
+// Hull and voronoi relax with the lists on one-thread blocks only (the CUDA backend's relaxations
+// test every segment: docs/performance-log.md, entries 52 and 53).
 static_assert(std::is_same_v<track_gen::presets::hull_pipeline,
-                             track_gen::pipeline<track_gen::stages::hull_corners, track_gen::stages::polygon_separation_listed,
+                             track_gen::pipeline<track_gen::stages::hull_corners,
+                                                 track_gen::stages::polygon_separation_listed_on_host,
                                                  track_gen::stages::catmull_rom, track_gen::stages::resample,
                                                  track_gen::stages::frames, track_gen::stages::checkpoints,
                                                  track_gen::stages::validate>>,
-              "hull_pipeline relaxes with the lists in every block");
+              "hull_pipeline relaxes with the lists on one-thread blocks only");
 static_assert(std::is_same_v<track_gen::presets::voronoi_pipeline,
                              track_gen::pipeline<track_gen::stages::voronoi_sites,
                                                  track_gen::stages::polygon_separation_listed_on_host,

@@ -398,13 +398,13 @@ struct basic_polygon_separation {
 /// The relaxation testing every segment every iteration (basic_polygon_separation): the pipelines whose
 /// tracks rarely relax past the first iteration (the `track` preset's, the families' dispatch).
 using polygon_separation = basic_polygon_separation<false>;
-/// The relaxation with candidate lists (basic_polygon_separation): the same control points, bit for bit;
-/// the hull and voronoi pipelines (presets.hpp), whose tracks relax for many iterations.
+/// The relaxation with candidate lists (basic_polygon_separation) in every block: the same control
+/// points, bit for bit, for polygons that relax for many iterations.
 using polygon_separation_listed = basic_polygon_separation<true>;
 /// The relaxation with candidate lists on one-thread blocks (the host backend) and every segment
-/// every iteration on wider ones (the CUDA backend): the voronoi pipelines, whose relaxations run
-/// about 3 iterations, 10 % faster on the GPU without the lists and 31 % fewer instructions on
-/// the host with them (docs/performance-log.md, entries 51 and 52).
+/// every iteration on wider ones (the CUDA backend): the hull and voronoi pipelines (presets.hpp),
+/// 8 % and 10 % faster on the GPU without the lists, 35 % and 31 % fewer instructions on the host
+/// with them (docs/performance-log.md, entries 51 to 53).
 using polygon_separation_listed_on_host = basic_polygon_separation<true, false>;
 
 }  // namespace track_gen::stages

@@ -35,6 +35,10 @@ struct hull_corners {
   /// Whether stages::polygon_separation runs many iterations on this family's control polygons (its narrow neighbour band keeps it relaxing for all max_iterations on nearly every track):
   /// its one-family pipeline then relaxes with stages::polygon_separation_listed (presets.hpp).
   static constexpr bool long_relaxation = true;
+  /// Whether the CUDA backend relaxes with the lists too: no, testing every segment is 8 % faster
+  /// there (docs/performance-log.md, entry 53: the rebuilds' full scans and the lists' loads cost
+  /// a warp more than the segments they skip); the host backend keeps them.
+  static constexpr bool lists_in_wide_blocks = false;
 
   /// Largest ws.num_control this stage writes for parameters p (host; sizes the scratch):
   /// 2 x corners_max x 2^chaikin_passes.
