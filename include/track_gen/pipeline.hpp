@@ -104,6 +104,44 @@ int stage_scratch_samples(const track_params& p) {
     return -1;
 }
 
+template <class Stage, class = void>
+struct has_scratch_points : std::false_type {};
+template <class Stage>
+struct has_scratch_points<Stage, std::void_t<decltype(Stage::max_scratch_points(std::declval<const track_params&>()))>>
+    : std::true_type {};
+/// The dense-region points stage `Stage` keeps for itself at most for `p` when the spline's dense
+/// samples are not stored (stages::catmull_rom_chords): a generate stage's max_scratch_points (its
+/// working arrays in ws.dense), else what it says of the dense samples (stage_dense_samples, an
+/// upper bound); -1 for the other stages.
+template <class Stage>
+int stage_scratch_points(const track_params& p) {
+  if constexpr (Stage::role == stage_role::generate && has_scratch_points<Stage>::value)
+    return Stage::max_scratch_points(p);
+  else
+    return stage_dense_samples<Stage>(p);
+}
+
+template <class Stage, class = void>
+struct is_chords_spline : std::false_type {};
+template <class Stage>
+struct is_chords_spline<Stage, std::enable_if_t<!Stage::keeps_points>> : std::true_type {};
+
+/// Whether the stages after stages::catmull_rom_chords (if the pack holds it) read no dense
+/// samples: only resample, frames, checkpoints and validate may follow it.
+template <class... Stages>
+constexpr bool chords_well_placed() {
+  constexpr bool chords[] = {is_chords_spline<Stages>::value..., false};
+  constexpr bool allowed[] = {(std::is_same_v<Stages, stages::resample> || std::is_same_v<Stages, stages::frames> ||
+                               std::is_same_v<Stages, stages::checkpoints> || std::is_same_v<Stages, stages::validate>)...,
+                              true};
+  bool after = false;
+  for (std::size_t i = 0; i < sizeof...(Stages); ++i) {
+    if (after && !allowed[i]) return false;
+    after = after || chords[i];
+  }
+  return true;
+}
+
 /// Whether every stages::centreline_relaxation of the pack directly follows stages::frames (it
 /// reads the frames' curvature and redoes them).
 template <class... Stages>
@@ -176,6 +214,12 @@ struct pipeline {
   static_assert((std::is_same_v<Stages, stages::centreline_relaxation> + ... + 0) <= 1,
                 "A pipeline holds stages::centreline_relaxation at most once: a second one would find the attempt "
                 "mended and clear the first one's status::relaxed.");
+  /// Whether the spline's dense samples are stored in the scratch (every pipeline but those with
+  /// stages::catmull_rom_chords, which keep their chords only).
+  static constexpr bool stores_dense_points = !(detail::is_chords_spline<Stages>::value || ...);
+  static_assert(detail::chords_well_placed<Stages...>(),
+                "stages::catmull_rom_chords stores no dense samples: only stages::resample, frames, checkpoints and "
+                "validate may follow it (a stage that reads or moves the dense samples needs stages::catmull_rom).");
   static_assert(detail::relaxation_well_placed<Stages...>(),
                 "stages::centreline_relaxation reads the curvature stages::frames computes and recomputes the "
                 "frames after it moves the samples: put it directly after stages::frames.");
@@ -201,6 +245,19 @@ struct pipeline {
     // Stages after the spline that keep a buffer in the dense samples' region.
     ((most = std::max(most, detail::stage_scratch_samples<Stages>(p))), ...);
     return most;
+  }
+
+  /// The points the scratch's dense region must hold for a random track of `p`: the dense
+  /// samples (max_dense_samples) where they are stored, else what the generate stages keep there
+  /// for themselves (their max_scratch_points).
+  static int max_dense_points(const track_params& p) {
+    if constexpr (stores_dense_points) {
+      return max_dense_samples(p);
+    } else {
+      int most = 0;
+      ((most = std::max(most, detail::stage_scratch_points<Stages>(p))), ...);
+      return most;
+    }
   }
 
   /// Position of the grid-scope stage in the pack (the pack size when there is none).

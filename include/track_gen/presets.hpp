@@ -56,7 +56,7 @@ using relaxed_family_pipeline = pipeline<stages::random_any_family, stages::poly
 template <class FamilyStage>
 using one_family_pipeline =
     pipeline<FamilyStage, detail::family_separation_t<FamilyStage>,
-             stages::catmull_rom, stages::resample, stages::frames, stages::checkpoints, stages::validate>;
+             stages::catmull_rom_chords, stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 using bezier_pipeline = one_family_pipeline<stages::bezier_corners>;
 using hull_pipeline = one_family_pipeline<stages::hull_corners>;
 using voronoi_pipeline = one_family_pipeline<stages::voronoi_sites>;

@@ -25,14 +25,14 @@ struct wide_block_context {
 static_assert(std::is_same_v<track_gen::presets::hull_pipeline,
                              track_gen::pipeline<track_gen::stages::hull_corners,
                                                  track_gen::stages::polygon_separation_listed_on_host,
-                                                 track_gen::stages::catmull_rom, track_gen::stages::resample,
+                                                 track_gen::stages::catmull_rom_chords, track_gen::stages::resample,
                                                  track_gen::stages::frames, track_gen::stages::checkpoints,
                                                  track_gen::stages::validate>>,
               "hull_pipeline relaxes with the lists on one-thread blocks only");
 static_assert(std::is_same_v<track_gen::presets::voronoi_pipeline,
                              track_gen::pipeline<track_gen::stages::voronoi_sites,
                                                  track_gen::stages::polygon_separation_listed_on_host,
-                                                 track_gen::stages::catmull_rom, track_gen::stages::resample,
+                                                 track_gen::stages::catmull_rom_chords, track_gen::stages::resample,
                                                  track_gen::stages::frames, track_gen::stages::checkpoints,
                                                  track_gen::stages::validate>>,
               "voronoi_pipeline relaxes with the lists on one-thread blocks only");

@@ -85,6 +85,7 @@ struct scratch_layout {
   int control_capacity = 0;  ///< control points
   int separation_capacity = 0;  ///< control points of random tracks (the polygon separation stage's partial sums and lists)
   int dense_capacity = 0;    ///< dense centreline samples
+  int dense_points_capacity = 0;  ///< points the dense region holds (dense_capacity where the dense samples are stored)
   int num_samples = 0;       ///< N
   std::size_t control = 0, control_next = 0, spline = 0, dense = 0, dense_s = 0, position = 0, bytes = 0;
 
@@ -93,14 +94,19 @@ struct scratch_layout {
   /// The layout for these capacities, every size in size_t. The int fields are only meaningful
   /// when `bytes` is within param::scratch_bytes_per_track (make_generator_plan checks it before
   /// using the layout; within it every capacity is far below INT_MAX). `separation_capacity`:
-  /// `control_capacity` when left out.
+  /// `control_capacity` when left out. `dense_points_capacity`: the points the dense region holds
+  /// (ws.dense), `dense_capacity` when left out (the dense samples are stored); less for a pipeline
+  /// that keeps only their chords (stages::catmull_rom_chords: the generate stages' own arrays).
   static scratch_layout make(std::size_t control_capacity, std::size_t dense_capacity, std::size_t num_samples,
-                             std::size_t separation_capacity = static_cast<std::size_t>(-1)) {
+                             std::size_t separation_capacity = static_cast<std::size_t>(-1),
+                             std::size_t dense_points_capacity = static_cast<std::size_t>(-1)) {
     if (separation_capacity == static_cast<std::size_t>(-1)) separation_capacity = control_capacity;
+    if (dense_points_capacity == static_cast<std::size_t>(-1)) dense_points_capacity = dense_capacity;
     scratch_layout l;
     l.control_capacity = static_cast<int>(control_capacity);
     l.separation_capacity = static_cast<int>(separation_capacity);
     l.dense_capacity = static_cast<int>(dense_capacity);
+    l.dense_points_capacity = static_cast<int>(dense_points_capacity);
     l.num_samples = static_cast<int>(num_samples);
     std::size_t at = 0;
     l.control = at;
@@ -120,7 +126,7 @@ struct scratch_layout {
     // The polygon separation stage's candidate lists share the dense samples' region: they live before
     // the spline writes the first dense sample, and after the generate stage's last use of it.
     l.dense = at;
-    const std::size_t dense = sizeof(float3) * dense_capacity;
+    const std::size_t dense = sizeof(float3) * dense_points_capacity;
     const std::size_t lists = sizeof(separation_list) * separation_capacity;
     at = align(at + (dense > lists ? dense : lists));
     l.dense_s = at;

@@ -38,14 +38,19 @@ struct pipeline_sizes {
   dense_samples_fn dense_samples;
   /// Whether the pipeline holds stages::centreline_relaxation (pipeline::relaxes_centreline).
   bool relaxes_centreline;
-  pipeline_sizes(control_points_fn c, dense_samples_fn d, bool relaxes = false)
-      : control_points(c), dense_samples(d), relaxes_centreline(relaxes) {}
+  /// The points a random track needs in the dense region where the pipeline stores no dense
+  /// samples (pipeline::max_dense_points of a pipeline with stages::catmull_rom_chords); null: it
+  /// stores them (the region holds dense_samples points).
+  dense_samples_fn dense_points;
+  pipeline_sizes(control_points_fn c, dense_samples_fn d, bool relaxes = false, dense_samples_fn points = nullptr)
+      : control_points(c), dense_samples(d), relaxes_centreline(relaxes), dense_points(points) {}
 };
 
-/// Pipeline's sizes (pipeline.hpp: max_control_points, max_dense_samples).
+/// Pipeline's sizes (pipeline.hpp: max_control_points, max_dense_samples, max_dense_points).
 template <class Pipeline>
 pipeline_sizes sizes_of() {
-  return {&Pipeline::max_control_points, &Pipeline::max_dense_samples, Pipeline::relaxes_centreline};
+  return {&Pipeline::max_control_points, &Pipeline::max_dense_samples, Pipeline::relaxes_centreline,
+          Pipeline::stores_dense_points ? nullptr : &Pipeline::max_dense_points};
 }
 
 inline std::size_t align256(std::size_t b) { return (b + 255u) & ~std::size_t{255u}; }
@@ -167,12 +172,17 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
   sz control_cap = std::max(m, fallback);
   sz random_control_cap = m;  // the polygon separation stage only runs on random tracks
   sz dense_cap = random_dense_capacity(params, plan);
+  // The dense region's points where the pipeline stores no dense samples: the generate stages'
+  // own arrays and a user centreline's points (splines, the fallback's too, keep chords only).
+  const bool chords = sizes.dense_points != nullptr;
+  sz points_cap = chords ? static_cast<sz>(sizes.dense_points(params)) : 0;
   float length_cap = params.validate.length_max;
   for (const track_params& v : sets) {
     const sz cap = std::max(static_cast<sz>(plan.control_points(v)), fallback);
     control_cap = std::max(control_cap, cap);
     random_control_cap = std::max(random_control_cap, static_cast<sz>(plan.control_points(v)));
     dense_cap = std::max(dense_cap, random_dense_capacity(v, plan));
+    if (chords) points_cap = std::max(points_cap, static_cast<sz>(sizes.dense_points(v)));
     length_cap = std::max(length_cap, v.validate.length_max);
   }
   if (user != nullptr) {
@@ -180,11 +190,13 @@ inline generator_plan make_generator_plan(const track_params& params, float spac
     const sz count = static_cast<sz>(user->max_count);
     if (spline) control_cap = std::max(control_cap, count);
     dense_cap = std::max(dense_cap, spline ? count * per : count);
+    if (!spline) points_cap = std::max(points_cap, count);
     // A spline through the points is rarely more than 1.5x its control polygon.
     length_cap = std::max(length_cap, 1.5f * user->max_polyline_length);
   }
   plan.max_gates = checked_max_gates(length_cap, spacing);
-  plan.scratch = scratch_layout::make(control_cap, dense_cap, static_cast<sz>(params.num_samples), random_control_cap);
+  plan.scratch = scratch_layout::make(control_cap, dense_cap, static_cast<sz>(params.num_samples), random_control_cap,
+                                      chords ? points_cap : dense_cap);
   check_scratch_bytes(plan.scratch.bytes, control_cap, dense_cap, params.num_samples,
                       sizes.relaxes_centreline ? params.relaxation.max_iterations : 0);
   const std::size_t envs = static_cast<std::size_t>(params.num_envs);

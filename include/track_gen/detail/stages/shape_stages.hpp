@@ -14,10 +14,20 @@ namespace track_gen::stages {
 /// Periodic centripetal Catmull-Rom spline through the control points, sampled densely:
 /// `samples_per_segment` samples per segment at uniform local parameter, or fewer when the
 /// generate stage set a dense budget (ws.dense_budget: detail::budgeted_samples_per_segment).
-/// Each segment's power form is computed once (one thread per segment) and kept for resample.
-struct catmull_rom {
+/// Each segment's power form is computed once (one thread per segment) and kept for resample,
+/// and the chord from each dense sample to the next goes to ws.dense_s[k + 1] (resample's
+/// arc length: the thread of sample k evaluates sample k + 1 too, with the same operations as
+/// that sample's thread, so the chords are those of the stored samples bit for bit).
+///
+/// `KeepPoints`: whether the dense samples themselves are stored in ws.dense (stages::catmull_rom),
+/// for later stages that read or move them (elevation_profile, gate courses, dense_repulsive,
+/// centreline_relaxation). stages::catmull_rom_chords stores the chords only: its pipelines need no
+/// dense samples' room in the scratch, so more blocks fit on an SM (pipeline::stores_dense_points).
+template <bool KeepPoints>
+struct basic_catmull_rom {
   static constexpr detail::stage_role role = detail::stage_role::interpolate;
   static constexpr std::uint32_t stage_id = 3;
+  static constexpr bool keeps_points = KeepPoints;
 
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
@@ -30,7 +40,11 @@ struct catmull_rom {
     const float inv_per = 1.0f / static_cast<float>(per);
     for (int k = ctx.rank(); k < total; k += ctx.size()) {
       const int seg = k / per;
-      ws.dense[k] = ws.spline[seg].point(static_cast<float>(k - seg * per) * inv_per);
+      const float3 here = ws.spline[seg].point(static_cast<float>(k - seg * per) * inv_per);
+      if constexpr (KeepPoints) ws.dense[k] = here;
+      const int k1 = k + 1 == total ? 0 : k + 1;
+      const int seg1 = k1 / per;
+      ws.dense_s[k + 1] = length(ws.spline[seg1].point(static_cast<float>(k1 - seg1 * per) * inv_per) - here);
     }
     ws.num_dense = total;
     ws.dense_is_spline = true;
@@ -38,8 +52,15 @@ struct catmull_rom {
   }
 };
 
-/// Cumulative chord length of the closed dense centreline (a block-wide inclusive scan), its
-/// total L, and N samples at arc lengths k * L / N: a binary search finds the dense interval,
+/// The spline with its dense samples stored (basic_catmull_rom).
+using catmull_rom = basic_catmull_rom<true>;
+/// The spline with the dense samples' chords only (basic_catmull_rom): for pipelines whose later
+/// stages are resample, frames, checkpoints and validate (pipeline.hpp checks it).
+using catmull_rom_chords = basic_catmull_rom<false>;
+
+/// Cumulative chord length of the closed dense centreline (a block-wide inclusive scan of the
+/// chords basic_catmull_rom wrote, or of the dense samples' chords where a stage moved them or
+/// they came from a user centreline), its total L, and N samples at arc lengths k * L / N: a binary search finds the dense interval,
 /// then the spline is re-evaluated inside it (the power form catmull_rom kept, at the parameter
 /// that covers the sample's share of the interval with the speed taken linear across it), or
 /// the polyline interpolated, for user centrelines.
@@ -52,8 +73,10 @@ struct resample {
     using namespace detail;
     (void)p;
     const int nd = ws.num_dense;
-    for (int k = ctx.rank(); k < nd; k += ctx.size())
-      ws.dense_s[k + 1] = length(ws.dense[k + 1 == nd ? 0 : k + 1] - ws.dense[k]);
+    if (!ws.dense_is_spline) {
+      for (int k = ctx.rank(); k < nd; k += ctx.size())
+        ws.dense_s[k + 1] = length(ws.dense[k + 1 == nd ? 0 : k + 1] - ws.dense[k]);
+    }
     if (ctx.rank() == 0) ws.dense_s[0] = 0.0f;
     ctx.sync();
     ctx.inclusive_sum(ws.dense_s + 1, nd);

@@ -52,9 +52,11 @@ struct bezier_corners {
   /// scratch); at least the 8 x corners_max tries of the corners (detail::family_block_corners)
   /// and the 2 x corners_max tangents and handles the stage keeps in ws.dense.
   static int max_dense_samples(const track_params& p) {
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p),
-                                         detail::family_corner_tries * p.bezier.corners_max);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), max_scratch_points(p));
   }
+  /// The points the stage keeps in ws.dense for itself (host; sizes the scratch of a pipeline
+  /// that stores no dense samples): the corners' tries, more than the tangents and handles.
+  static int max_scratch_points(const track_params& p) { return detail::family_corner_tries * p.bezier.corners_max; }
 
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {

@@ -117,8 +117,12 @@ struct checkpoint_walk {
   /// and at least the K candidates' points and checkpoints, which the walks keep in the dense
   /// scratch: K (walk_capacity + C), 428 at the defaults, below the spline's 855.
   static int max_dense_samples(const track_params& p) {
-    const int n = walk_capacity(p);
-    return detail::family_dense_samples(p.spline.samples_per_segment, n, p.checkpoint.candidates * (n + p.checkpoint.checkpoints));
+    return detail::family_dense_samples(p.spline.samples_per_segment, walk_capacity(p), max_scratch_points(p));
+  }
+  /// The points the walks keep in ws.dense (host; sizes the scratch of a pipeline that stores no
+  /// dense samples): K (walk_capacity + C).
+  static int max_scratch_points(const track_params& p) {
+    return p.checkpoint.candidates * (walk_capacity(p) + p.checkpoint.checkpoints);
   }
 
   /// The angle from the xy direction (x, y) to the direction (x', y') whose cross and dot

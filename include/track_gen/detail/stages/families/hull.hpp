@@ -48,9 +48,11 @@ struct hull_corners {
   /// scratch); at least the 8 x corners_max tries of the corners (detail::family_block_corners)
   /// and the 2 x corners_max points the stage keeps in ws.dense.
   static int max_dense_samples(const track_params& p) {
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p),
-                                         detail::family_corner_tries * p.hull.corners_max);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), max_scratch_points(p));
   }
+  /// The points the stage keeps in ws.dense for itself (host; sizes the scratch of a pipeline
+  /// that stores no dense samples): the corners' tries, more than the 2 x corners_max points.
+  static int max_scratch_points(const track_params& p) { return detail::family_corner_tries * p.hull.corners_max; }
 
   /// The displaced midpoint of corner i's edge a -> c (draw family_corner_draws + i of `rng`, the
   /// stage's stream): pushed sideways by up to `displacement` of the edge's length.

@@ -244,8 +244,12 @@ struct repulsive_growth {
   /// Most dense samples (host; sizes the scratch): the spline's under the dense budget, and at
   /// least the flow's arrays (growth::layout) in float3 units.
   static int max_dense_samples(const track_params& p) {
-    const int own = (detail::growth::layout::make(p.repulsive_growth.points).floats + 2) / 3;
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), own);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), max_scratch_points(p));
+  }
+  /// The points the flow's arrays (growth::layout) take in ws.dense, in float3 units (host; sizes
+  /// the scratch of a pipeline that stores no dense samples).
+  static int max_scratch_points(const track_params& p) {
+    return (detail::growth::layout::make(p.repulsive_growth.points).floats + 2) / 3;
   }
 
   /// Iterations of the ratchet from 1 to `multiple` at rate r: the least k with (1 + r)^k >=

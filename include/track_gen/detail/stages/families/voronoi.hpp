@@ -68,8 +68,11 @@ struct voronoi_sites {
   /// (detail::family_dense_budget; host, sizes the scratch); at least the 2K + 1 ids, flags,
   /// angles and counts the stage keeps in ws.dense_s (and the K sites in ws.dense).
   static int max_dense_samples(const track_params& p) {
-    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), 2 * p.voronoi.control_points + 1);
+    return detail::family_dense_samples(p.spline.samples_per_segment, max_control_points(p), max_scratch_points(p));
   }
+  /// The points (and floats of ws.dense_s) the stage keeps for itself (host; sizes the scratch of
+  /// a pipeline that stores no dense samples): the 2K + 1 floats, more than the K sites.
+  static int max_scratch_points(const track_params& p) { return 2 * p.voronoi.control_points + 1; }
 
   /// The site of cell (ix, iy) and its id (the draw it came from, below 2^24: exact as a float).
   TRACK_GEN_HD static float3 site(const philox_stream& rng, int ix, int iy, const voronoi_params& v,
