@@ -249,14 +249,16 @@ struct pipeline {
 
   /// The points the scratch's dense region must hold for a random track of `p`: the dense
   /// samples (max_dense_samples) where they are stored, else what the generate stages keep there
-  /// for themselves (their max_scratch_points).
+  /// for themselves (their max_scratch_points, or what they say of their dense samples;
+  /// max_dense_samples where no generate stage says anything).
   static int max_dense_points(const track_params& p) {
     if constexpr (stores_dense_points) {
       return max_dense_samples(p);
     } else {
-      int most = 0;
+      int most = -1;
       ((most = std::max(most, detail::stage_scratch_points<Stages>(p))), ...);
-      return most;
+      // No generate stage says: as much as the samples would take (a user's stage may keep arrays there).
+      return most < 0 ? max_dense_samples(p) : most;
     }
   }
 

@@ -23,7 +23,8 @@ struct user_tracks {
   /// env-local frame. Need not repeat the first point at the end (a repeat is dropped), and
   /// consecutive points closer than 1e-6 of the track's extent are merged. At most 16384
   /// distinct points per track, and the track's scratch (16 bytes per dense sample: the points
-  /// of a centreline, or points x samples_per_segment) must fit 227 KiB: docs/parameters.md.
+  /// of a centreline, or points x samples_per_segment; 4 for the latter in the pipelines that
+  /// store no dense samples, stages::catmull_rom_chords) must fit 227 KiB: docs/parameters.md.
   std::vector<std::vector<float3>> tracks;
   /// Moves each track to a frame centred on it: the origin is the mean of its points rounded to
   /// whole metres (exact in float32), subtracted in double precision before the points become

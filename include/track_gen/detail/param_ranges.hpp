@@ -433,7 +433,8 @@ inline constexpr param_range param_ranges[] = {
   {param::scratch_bytes_per_track, "scratch bytes per track", "", true, 0, block_shared_bytes, bound::closed,
    bound::closed, nullptr,
    "a track's scratch arrays (2 x 12 bytes per control point, the spline's 48 bytes per segment, 16 bytes per dense "
-   "sample, 12 bytes per resampled sample: control capacity max(M, 16) or the largest user track) live in one "
+   "sample (4 where the pipeline keeps only their chords: stages::catmull_rom_chords), 12 bytes per resampled "
+   "sample: control capacity max(M, 16) or the largest user track) live in one "
    "block's shared memory on the GPU: 227 KiB on sm_80 and sm_90 (the H200); the host backend holds the same limit, "
    "so that a parameter set behaves alike on both (the kernel's own shared memory can lower the GPU's limit by a "
    "little more)"},

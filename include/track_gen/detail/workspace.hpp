@@ -186,6 +186,7 @@ struct workspace {
   int max_gates;
   float checkpoint_spacing;
   bool dense_is_spline;  ///< dense samples come from the spline (resample re-evaluates it); a stage that moves them sets false
+  bool dense_chords;  ///< dense_s[1..num_dense] already holds the dense samples' chords (stages::catmull_rom_chords stores no samples)
   bool relaxed;  ///< stages::centreline_relaxation moved this attempt's samples
   float length;
   float max_curvature;

@@ -70,6 +70,7 @@ TRACK_GEN_HD void init_workspace(workspace& ws, const generate_args<Hook>& a, in
   ws.max_gates = a.max_gates;
   ws.checkpoint_spacing = a.checkpoint_spacing;
   ws.dense_is_spline = false;
+  ws.dense_chords = false;
   ws.relaxed = false;
   ws.relax_neighbours = 2;
   ws.dense_budget = 0;

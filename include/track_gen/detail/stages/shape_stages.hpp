@@ -14,15 +14,16 @@ namespace track_gen::stages {
 /// Periodic centripetal Catmull-Rom spline through the control points, sampled densely:
 /// `samples_per_segment` samples per segment at uniform local parameter, or fewer when the
 /// generate stage set a dense budget (ws.dense_budget: detail::budgeted_samples_per_segment).
-/// Each segment's power form is computed once (one thread per segment) and kept for resample,
-/// and the chord from each dense sample to the next goes to ws.dense_s[k + 1] (resample's
-/// arc length: the thread of sample k evaluates sample k + 1 too, with the same operations as
-/// that sample's thread, so the chords are those of the stored samples bit for bit).
+/// Each segment's power form is computed once (one thread per segment) and kept for resample.
 ///
-/// `KeepPoints`: whether the dense samples themselves are stored in ws.dense (stages::catmull_rom),
-/// for later stages that read or move them (elevation_profile, gate courses, dense_repulsive,
-/// centreline_relaxation). stages::catmull_rom_chords stores the chords only: its pipelines need no
-/// dense samples' room in the scratch, so more blocks fit on an SM (pipeline::stores_dense_points).
+/// `KeepPoints`: the dense samples are stored in ws.dense (stages::catmull_rom), for resample's
+/// chords and for later stages that read or move them (elevation_profile, gate courses,
+/// dense_repulsive, centreline_relaxation). Without (stages::catmull_rom_chords) only the chord
+/// from each sample to the next is kept, in ws.dense_s[k + 1] (ws.dense_chords): each thread
+/// evaluates a run of consecutive samples and the one after it, each sample with the operations
+/// of the stored form, so the chords are those of the stored samples bit for bit. Its pipelines
+/// need no room for the samples in the scratch, so more blocks fit on an SM
+/// (pipeline::stores_dense_points; docs/performance-log.md, entry 54).
 template <bool KeepPoints>
 struct basic_catmull_rom {
   static constexpr detail::stage_role role = detail::stage_role::interpolate;
@@ -38,16 +39,26 @@ struct basic_catmull_rom {
     for (int i = ctx.rank(); i < m; i += ctx.size()) ws.spline[i] = catmull_rom_segment(ws.control, m, i);
     ctx.sync();
     const float inv_per = 1.0f / static_cast<float>(per);
-    for (int k = ctx.rank(); k < total; k += ctx.size()) {
+    const auto sample = [&](int k) {
       const int seg = k / per;
-      const float3 here = ws.spline[seg].point(static_cast<float>(k - seg * per) * inv_per);
-      if constexpr (KeepPoints) ws.dense[k] = here;
-      const int k1 = k + 1 == total ? 0 : k + 1;
-      const int seg1 = k1 / per;
-      ws.dense_s[k + 1] = length(ws.spline[seg1].point(static_cast<float>(k1 - seg1 * per) * inv_per) - here);
+      return ws.spline[seg].point(static_cast<float>(k - seg * per) * inv_per);
+    };
+    if constexpr (KeepPoints) {
+      for (int k = ctx.rank(); k < total; k += ctx.size()) ws.dense[k] = sample(k);
+    } else {
+      const int run = (total + ctx.size() - 1) / ctx.size();
+      const int k_begin = ctx.rank() * run;
+      const int k_end = k_begin + run < total ? k_begin + run : total;
+      float3 here = k_begin < k_end ? sample(k_begin) : f3(0.0f, 0.0f, 0.0f);
+      for (int k = k_begin; k < k_end; ++k) {
+        const float3 next = sample(k + 1 == total ? 0 : k + 1);
+        ws.dense_s[k + 1] = length(next - here);
+        here = next;
+      }
     }
     ws.num_dense = total;
     ws.dense_is_spline = true;
+    ws.dense_chords = !KeepPoints;
     ctx.sync();
   }
 };
@@ -59,8 +70,8 @@ using catmull_rom = basic_catmull_rom<true>;
 using catmull_rom_chords = basic_catmull_rom<false>;
 
 /// Cumulative chord length of the closed dense centreline (a block-wide inclusive scan of the
-/// chords basic_catmull_rom wrote, or of the dense samples' chords where a stage moved them or
-/// they came from a user centreline), its total L, and N samples at arc lengths k * L / N: a binary search finds the dense interval,
+/// stored dense samples' chords, or of those stages::catmull_rom_chords kept), its total L, and N
+/// samples at arc lengths k * L / N: a binary search finds the dense interval,
 /// then the spline is re-evaluated inside it (the power form catmull_rom kept, at the parameter
 /// that covers the sample's share of the interval with the speed taken linear across it), or
 /// the polyline interpolated, for user centrelines.
@@ -73,7 +84,7 @@ struct resample {
     using namespace detail;
     (void)p;
     const int nd = ws.num_dense;
-    if (!ws.dense_is_spline) {
+    if (!ws.dense_chords) {
       for (int k = ctx.rank(); k < nd; k += ctx.size())
         ws.dense_s[k + 1] = length(ws.dense[k + 1 == nd ? 0 : k + 1] - ws.dense[k]);
     }
