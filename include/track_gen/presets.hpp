@@ -21,8 +21,8 @@ using track_pipeline = pipeline<stages::random_polar, stages::polygon_separation
 /// holds every family's code, which costs the batches that only draw polar tracks: at its
 /// 72-register cap it spills where track_pipeline's kernel does not, and the same polar tracks
 /// take 1.16x as long (docs/performance-log.md, entries 12, 24 and 38).
-using family_pipeline = pipeline<stages::random_family, stages::polygon_separation, stages::catmull_rom, stages::resample,
-                                 stages::frames, stages::checkpoints, stages::validate>;
+using family_pipeline = pipeline<stages::random_family, stages::polygon_separation, stages::catmull_rom_chords,
+                                 stages::resample, stages::frames, stages::checkpoints, stages::validate>;
 
 /// family_pipeline with stages::random_any_family: every family, the repulsive growth included
 /// (mixes with it). Its own kernel, because the growth's code made family_pipeline's slower for
@@ -48,7 +48,8 @@ using relaxed_family_pipeline = pipeline<stages::random_any_family, stages::poly
 /// repulsive_growth) with generator.family set to that family and no weights, bit
 /// for bit on the host, in a kernel that holds only that family's code (construction refuses
 /// any other selection). A batch of one family runs faster through it (docs/performance-log.md,
-/// entry 26); family_pipeline remains the pipeline of mixes. It relaxes with
+/// entry 26); family_pipeline remains the pipeline of mixes. Both keep the spline's chords
+/// only (stages::catmull_rom_chords: a smaller scratch, more tracks an SM; entry 54). It relaxes with
 /// stages::polygon_separation_listed where `FamilyStage::long_relaxation` (hull, voronoi: the same control
 /// points, faster where the relaxation runs many iterations; entry 34), on the host backend only
 /// where `FamilyStage::lists_in_wide_blocks` is false (hull and voronoi:

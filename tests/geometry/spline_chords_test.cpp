@@ -2,6 +2,7 @@
 // store no dense samples.
 #include "spline_chords_tests.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace tg_test {
@@ -41,6 +42,21 @@ void chords_layout(bool smaller) {
   MESSAGE(name << ": " << s.bytes << " -> " << c.bytes << " scratch bytes per track");
 }
 }  // namespace
+
+TEST_CASE("family_pipeline's scratch holds the drawn families' own points") {
+  namespace tg = track_gen;
+  static_assert(!tg::presets::family_pipeline::stores_dense_points && family_points_pipeline::stores_dense_points,
+                "family_pipeline keeps the chords only");
+  tg::track_params p = tg::presets::track(64);
+  const auto points = [&] { return tg::presets::family_pipeline::max_dense_points(p); };
+  CHECK(points() == 0);  // polar keeps nothing in the dense region
+  p.generator.family = tg::generator_family::checkpoint;
+  CHECK(points() == tg::stages::checkpoint_walk::max_scratch_points(p));
+  p.generator.family = tg::generator_family::polar;
+  p.generator.weights[static_cast<int>(tg::generator_family::hull)] = 1.0f;
+  p.generator.weights[static_cast<int>(tg::generator_family::voronoi)] = 1.0f;
+  CHECK(points() == std::max(tg::stages::hull_corners::max_scratch_points(p), tg::stages::voronoi_sites::max_scratch_points(p)));
+}
 
 TEST_CASE("one_family_pipeline's scratch holds no dense samples, only the family stage's own points") {
   namespace tg = track_gen;

@@ -98,6 +98,15 @@ struct basic_random_family {
                                         WithGrowth ? repulsive_growth::max_dense_samples(p) : 0});
   }
 
+  /// The points any family that `p` can draw keeps in ws.dense for itself (host; sizes the
+  /// scratch of a pipeline that stores no dense samples): each family stage's
+  /// max_scratch_points, none for the polar family.
+  static int max_scratch_points(const track_params& p) {
+    return largest_in_use(p.generator, {0, bezier_corners::max_scratch_points(p), hull_corners::max_scratch_points(p),
+                                        voronoi_sites::max_scratch_points(p), checkpoint_walk::max_scratch_points(p),
+                                        WithGrowth ? repulsive_growth::max_scratch_points(p) : 0});
+  }
+
   template <class Ctx>
   TRACK_GEN_HD static void run(Ctx& ctx, detail::workspace& ws, const track_params& p) {
     const generator_family f = detail::draw_family(p.generator, ws.seed, ws.global_env, ws.episode, stage_id);
