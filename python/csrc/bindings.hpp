@@ -118,7 +118,8 @@ struct backend_traits<tg::backend::cuda> : backend_types<tg::backend::cuda> {
 /// The family that every env of `params` draws when `generator.family` selects it (no weights),
 /// the centreline relaxation is off and the family has a pipeline of its own (polar:
 /// track_pipeline, elevated_track_pipeline, polar_gate_course_pipeline; bezier, hull, voronoi,
-/// checkpoint: elevated_one_family_pipeline), else -1. Those pipelines build the family
+/// checkpoint: one_family_pipeline with a flat elevation profile, elevated_one_family_pipeline
+/// otherwise), else -1. Those pipelines build the family
 /// pipelines' tracks, bit for bit on the host, in kernels without the other families' code
 /// (docs/performance-log.md, entries 26, 40 and 42). relaxation.max_iterations > 0 needs
 /// stages::centreline_relaxation, which only the relaxed pipeline holds.
@@ -145,12 +146,16 @@ template <class Backend>
 std::unique_ptr<any_course<Backend>> make_course(const course_request<Backend>& request) {
   const tg::track_params& params = request.params;
   bool suffices = track_pipeline_suffices(params);
+  // Flat everywhere: a one-family batch needs no elevation stage, and the family's own pipeline
+  // keeps only the spline's chords (stages::catmull_rom_chords: a smaller scratch, the same tracks).
+  bool flat = params.elevation.profile == tg::elevation_kind::flat;
   bool growth = tg::detail::family_in_use(params.generator, tg::generator_family::repulsive);
   bool relaxes = params.relaxation.max_iterations > 0;
   int family = own_pipeline_family(params);
   if (request.variants != nullptr)
     for (const tg::track_params& v : request.variants->variants) {
       suffices = suffices && track_pipeline_suffices(v);
+      flat = flat && v.elevation.profile == tg::elevation_kind::flat;
       growth = growth || tg::detail::family_in_use(v.generator, tg::generator_family::repulsive);
       relaxes = relaxes || v.relaxation.max_iterations > 0;
       if (own_pipeline_family(v) != family) family = -1;
@@ -163,10 +168,18 @@ std::unique_ptr<any_course<Backend>> make_course(const course_request<Backend>& 
   if (growth) return TRACK_GEN_PYTHON_BUILD(Backend, elevated_any_family_pipeline, request);
   switch (family) {
     case static_cast<int>(tg::generator_family::polar): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_track_pipeline, request);
-    case static_cast<int>(tg::generator_family::bezier): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_bezier_pipeline, request);
-    case static_cast<int>(tg::generator_family::hull): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_hull_pipeline, request);
-    case static_cast<int>(tg::generator_family::voronoi): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_voronoi_pipeline, request);
-    case static_cast<int>(tg::generator_family::checkpoint): return TRACK_GEN_PYTHON_BUILD(Backend, elevated_checkpoint_pipeline, request);
+    case static_cast<int>(tg::generator_family::bezier):
+      return flat ? TRACK_GEN_PYTHON_BUILD(Backend, bezier_pipeline, request)
+                  : TRACK_GEN_PYTHON_BUILD(Backend, elevated_bezier_pipeline, request);
+    case static_cast<int>(tg::generator_family::hull):
+      return flat ? TRACK_GEN_PYTHON_BUILD(Backend, hull_pipeline, request)
+                  : TRACK_GEN_PYTHON_BUILD(Backend, elevated_hull_pipeline, request);
+    case static_cast<int>(tg::generator_family::voronoi):
+      return flat ? TRACK_GEN_PYTHON_BUILD(Backend, voronoi_pipeline, request)
+                  : TRACK_GEN_PYTHON_BUILD(Backend, elevated_voronoi_pipeline, request);
+    case static_cast<int>(tg::generator_family::checkpoint):
+      return flat ? TRACK_GEN_PYTHON_BUILD(Backend, checkpoint_pipeline, request)
+                  : TRACK_GEN_PYTHON_BUILD(Backend, elevated_checkpoint_pipeline, request);
     default: return TRACK_GEN_PYTHON_BUILD(Backend, elevated_family_pipeline, request);
   }
 }

@@ -130,7 +130,7 @@ def test_masked_regenerates_from_tracks_built_ahead_are_bit_for_bit_those_of_bui
     assert plain.ahead_statistics() == {"served": 0, "missed": 0, "refilled": 0}
 
 
-@pytest.mark.parametrize("kind", ["elevated_family_pipeline", "elevated_bezier_pipeline", "gate_course_pipeline",
+@pytest.mark.parametrize("kind", ["elevated_family_pipeline", "bezier_pipeline", "gate_course_pipeline",
                                   "polar_gate_course_pipeline"])
 def test_the_other_course_types_build_ahead_bit_for_bit(device, kind):
     if kind == "polar_gate_course_pipeline":
@@ -138,7 +138,7 @@ def test_the_other_course_types_build_ahead_bit_for_bit(device, kind):
     elif kind == "gate_course_pipeline":
         make = lambda: Course.gates(  # noqa: E731
             presets.gate_course(E, device=device, seed=4, generator_weights={"polar": 1.0}))
-    elif kind == "elevated_bezier_pipeline":
+    elif kind == "bezier_pipeline":
         make = lambda: track_course(device, generator="bezier")  # noqa: E731
     else:
         make = lambda: track_course(device, generator_weights={"bezier": 1.0, "hull": 1.0})  # noqa: E731

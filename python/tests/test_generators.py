@@ -131,7 +131,7 @@ def test_relaxation_repairs_failing_attempts_and_leaves_passing_ones_bit_for_bit
     bits = status_bits()
     on = Course.track(presets.track(64, device="cpu", seed=3, generator="bezier", relax_iters=50))
     off = Course.track(presets.track(64, device="cpu", seed=3, generator="bezier", relax_enable=False))
-    assert on.pipeline == "elevated_relaxed_family_pipeline" and off.pipeline == "elevated_bezier_pipeline"
+    assert on.pipeline == "elevated_relaxed_family_pipeline" and off.pipeline == "bezier_pipeline"
     assert on.params.resolved()["relaxation.max_iterations"] == 50
     assert off.params.resolved()["relaxation.max_iterations"] == 0
     status_on, status_off = on.tracks.status, off.tracks.status
@@ -150,16 +150,19 @@ def test_relaxation_repairs_failing_attempts_and_leaves_passing_ones_bit_for_bit
 @pytest.mark.parametrize("name, elevation", [("bezier", None), ("hull", None), ("voronoi", "random_walk"),
                                              ("checkpoint", None), ("polar", "harmonics")])
 def test_a_batch_of_one_family_takes_its_own_pipeline_and_the_family_pipelines_tracks(name, elevation):
-    """generator=<family> runs that family's own kernel (elevated_<family>_pipeline; polar with an
-    elevation profile: elevated_track_pipeline); a weight on that family alone keeps the family
-    pipeline, whose tracks must be the same, bit for bit, on the CPU (two episodes)."""
+    """generator=<family> runs that family's own kernel (<family>_pipeline, which keeps only the
+    spline's chords, when the elevation is flat; elevated_<family>_pipeline otherwise; polar with
+    an elevation profile: elevated_track_pipeline); a weight on that family alone keeps the family
+    pipeline (it stores the dense samples), whose tracks must be the same, bit for bit, on the CPU
+    (two episodes)."""
     import torch
     from track_gen.course import Course
     extra = {} if elevation is None else {"elevation": {"profile": elevation, "knots": 10, "z_min": 0.5, "z_max": 2.0,
                                                         "max_grade": 0.5}}
     own = Course.track(presets.track(64, device="cpu", seed=31, generator=name, **extra))
     family = Course.track(presets.track(64, device="cpu", seed=31, generator_weights={name: 1.0}, **extra))
-    assert own.pipeline == ("elevated_track_pipeline" if name == "polar" else f"elevated_{name}_pipeline")
+    assert own.pipeline == ("elevated_track_pipeline" if name == "polar"
+                            else f"{name}_pipeline" if elevation is None else f"elevated_{name}_pipeline")
     assert family.pipeline == "elevated_family_pipeline"
     for _ in range(2):  # the first episode and the next
         assert torch.equal(own.tracks.family, torch.full_like(own.tracks.family, FAMILIES[name]))
@@ -239,7 +242,9 @@ def test_polar_courses_take_the_track_pipeline_and_build_the_family_pipelines_tr
     assert fast.pipeline == "track_pipeline"
     assert family.pipeline == "elevated_family_pipeline"
     assert lifted.pipeline == "elevated_track_pipeline"   # polar with an elevation profile
-    assert Course.track(presets.track(8, device="cuda:0", generator="hull")).pipeline == "elevated_hull_pipeline"
+    assert Course.track(presets.track(8, device="cuda:0", generator="hull")).pipeline == "hull_pipeline"
+    assert Course.track(presets.track(8, device="cuda:0", generator="hull",
+                                      elevation={"profile": "uniform"})).pipeline == "elevated_hull_pipeline"
     assert Course.track(presets.track(8, device="cuda:0", generator="repulsive")).pipeline == "elevated_any_family_pipeline"
     for _ in range(2):  # the first episode and the next
         torch.cuda.synchronize()
