@@ -1,8 +1,9 @@
 // Host instantiation of polygon_separation_lists_tests.hpp, and the stage alone: on hull and polar control
 // polygons (host context), stages::polygon_separation_listed and the reference give the same polygon bit
 // for bit, over cases whose list schedule (followed by the reference) rebuilt lists after the
-// first build and used overflowed lists between rebuilds; and the group boxes of its full scans
-// against the segment boxes they stand for.
+// first build and used overflowed lists between rebuilds; the group boxes of its full scans
+// against the segment boxes they stand for; and the plain stage's segment spheres against the
+// pushes they must not skip.
 #include "polygon_separation_lists_tests.hpp"
 
 #include <track_gen/detail/host/block_context.hpp>
@@ -250,6 +251,112 @@ TEST_CASE("repulsive: a group's box is within reach of every point that one of i
   // Both answers occurred, so the implication was tested, and the boxes skip something.
   CHECK(passed_segment > 0);
   CHECK(skipped_groups > 0);
+}
+
+TEST_CASE("repulsive: a segment's sphere passes every point that the segment pushes") {
+  // stages::polygon_separation skips a segment whose sphere (detail::segment_sphere) is beyond
+  // separation_reach of the point: that must never skip a segment that separation_push would push
+  // the point away from (computed distance below the clearance), or the plain stage would differ
+  // from the reference. Points placed just inside the clearance of a segment (beside it and
+  // beyond its ends), segments from 0 to 10 km long, coordinates up to 1e6 m, clearances from
+  // 0 to 1e3 m, and points anywhere.
+  namespace tg = track_gen;
+  std::uint64_t state = 0x2545f4914f6cdd1dull;
+  auto uniform = [&state](float lo, float hi) {  // splitmix64, as above
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * static_cast<float>(z >> 40) / 16777216.0f;
+  };
+  const float offsets[] = {0.0f, 30.0f, 1e3f, 1e5f, 1e6f};
+  const float lengths[] = {0.0f, 1e-3f, 1.0f, 5.0f, 100.0f, 1e4f};
+  const float clearances[] = {0.0f, 1e-6f, 0.05f, 1.5f, 10.0f, 1e3f};
+  long long pushing = 0, rejected = 0;
+  for (int k = 0; k < scaled(200000, 20000, 4000); ++k) {
+    const float offset = offsets[k % 5];
+    const float half = lengths[(k / 5) % 6] * 0.5f;
+    const float clearance = clearances[(k / 30) % 6];
+    const float3 c{offset * uniform(-1.0f, 1.0f), offset * uniform(-1.0f, 1.0f), offset * uniform(-0.1f, 0.1f)};
+    const float angle = uniform(0.0f, 6.2831853f);
+    const float3 u{std::cos(angle), std::sin(angle), uniform(-0.2f, 0.2f)};
+    float3 a{c.x - half * u.x, c.y - half * u.y, c.z - half * u.z};
+    float3 b{c.x + half * u.x, c.y + half * u.y, c.z + half * u.z};
+    float3 p;
+    if (k % 7 == 6) {
+      // A long segment from near the origin, its midpoint far from it, and a point just beyond its
+      // end there, where the sphere is tightest: the point's small coordinates give
+      // separation_reach almost no margin, the sphere's raise must.
+      const float before = uniform(0.0f, 1e-3f), after = uniform(1e3f, 1e4f);
+      a = float3{-before * u.x, -before * u.y, 0.0f};
+      b = float3{after * u.x, after * u.y, 0.0f};
+      const float out = clearance * (1.0f - uniform(0.0f, 1e-6f));
+      p = float3{a.x - u.x * out, a.y - u.y * out, 0.0f};
+    } else if (k % 4 == 3) {  // anywhere around the segment
+      const float r = 2.0f * (half + clearance) + 1.0f;
+      p = float3{c.x + uniform(-r, r), c.y + uniform(-r, r), c.z + uniform(-r, r) * 0.1f};
+    } else {
+      // A point of the segment (or an end), then out from it by a fraction of the clearance up to
+      // just below it: sideways, or along the segment beyond an end.
+      const float t = k % 4 == 0 ? uniform(0.0f, 1.0f) : (k % 4 == 1 ? 0.0f : 1.0f);
+      const float3 q{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z)};
+      const float out = clearance * (k % 8 < 4 ? 1.0f - uniform(0.0f, 1e-6f) : uniform(0.0f, 1.0f));
+      const float side = uniform(0.0f, 6.2831853f);
+      float3 dir = k % 4 == 0 ? float3{-u.y, u.x, 0.0f} : float3{t == 0.0f ? -u.x : u.x, t == 0.0f ? -u.y : u.y, 0.0f};
+      if (k % 3 == 0) dir = float3{std::cos(side), std::sin(side), 0.0f};
+      p = float3{q.x + out * dir.x, q.y + out * dir.y, q.z + out * dir.z};
+    }
+    float3 push{0.0f, 0.0f, 0.0f};
+    float overlap = 0.0f;
+    tg::detail::separation_push(push, overlap, p, a, b, clearance);
+    const bool pass = tg::detail::within_segment_sphere(p, tg::detail::segment_sphere(a, b),
+                                                        tg::detail::separation_reach(clearance, p));
+    pushing += overlap > 0.0f ? 1 : 0;
+    rejected += pass ? 0 : 1;
+    if (overlap > 0.0f && !pass) {
+      CAPTURE(k);
+      CAPTURE(offset);
+      CAPTURE(half);
+      CAPTURE(clearance);
+      FAIL_CHECK("a segment that pushes the point lies beyond its sphere's reach");
+    }
+  }
+  // NaN: no push, and the sphere test is false for a NaN point or segment.
+  const float3 a{0.0f, 0.0f, 0.0f}, b{1.0f, 0.0f, 0.0f};
+  CHECK_FALSE(tg::detail::within_segment_sphere(float3{std::nanf(""), 0.0f, 0.0f}, tg::detail::segment_sphere(a, b), 1.0f));
+  CHECK_FALSE(tg::detail::within_segment_sphere(float3{0.5f, 0.1f, 0.0f}, tg::detail::segment_sphere(a, float3{std::nanf(""), 0.0f, 0.0f}), 1.0f));
+  MESSAGE(pushing << " pushing pairs, " << rejected << " pairs outside their sphere's reach");
+  // Both answers occurred, so the implication was tested and the spheres skip something.
+  CHECK(pushing > 1000);
+  CHECK(rejected > 100);
+}
+
+TEST_CASE("repulsive: the plain stage's loop bounds visit exactly the segments outside the band, in order") {
+  // for_segments_outside_band against separation_near, exhaustively: every polygon size up to 70,
+  // every band width (0 to past half the polygon), every point, every chunk of every chunk count.
+  namespace tg = track_gen;
+  long long visited = 0;
+  for (int m = 1; m <= 70; ++m)
+    for (int near = 0; near <= m / 2 + 2; ++near)
+      for (int i = 0; i < m; ++i)
+        for (int chunks = 1; chunks <= 8; ++chunks)
+          for (int chunk = 0; chunk < chunks; ++chunk) {
+            const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+            std::vector<int> want, got;
+            for (int j = j_begin; j < j_end; ++j)
+              if (!tg::detail::separation_near(i, j, m, near)) want.push_back(j);
+            tg::detail::for_segments_outside_band(i, near, m, j_begin, j_end, [&](int j) { got.push_back(j); });
+            visited += static_cast<long long>(got.size());
+            if (got != want) {
+              CAPTURE(m);
+              CAPTURE(near);
+              CAPTURE(i);
+              CAPTURE(chunk);
+              CAPTURE(chunks);
+              FAIL_CHECK("the loop bounds visit other segments than separation_near leaves");
+            }
+          }
+  CHECK(visited > 0);
 }
 
 }  // namespace tg_test

@@ -46,6 +46,30 @@ TRACK_GEN_HD inline separation_box segment_group_box(const float3* points, int m
   return separation_box{lo, hi};
 }
 
+/// The sphere of segment [a, b] that stages::polygon_separation tests a point against
+/// (within_segment_sphere): centred on its midpoint, of radius |b - a| / 2 raised by 1e-4 of that
+/// half-length and 1e-4 of the midpoint's coordinates. Every point of the segment lies within the
+/// half-length of the midpoint; the raise is thousands of times the rounding of the centre, of the
+/// radius and of a point's distance to the centre (each a few units of 2^-24 of the coordinates), so
+/// that with separation_reach's margin a segment whose computed distance to p is below the
+/// clearance always passes the test (tests/geometry/polygon_separation_lists_test checks it on
+/// segments and points at the edges of the test, long segments and large coordinates).
+TRACK_GEN_HD inline separation_sphere segment_sphere(float3 a, float3 b) {
+  const float3 c = (a + b) * 0.5f;
+  const float half_length = length(b - a) * 0.5f;
+  const float raise = 1e-4f * (half_length + std::fabs(c.x) + std::fabs(c.y) + std::fabs(c.z));
+  return separation_sphere{c.x, c.y, c.z, half_length + raise};
+}
+
+/// Whether p lies within `reach` of sphere s (segment_sphere): |p - centre| <= radius + reach,
+/// compared squared. False when p or the sphere is NaN; a segment with an infinite coordinate
+/// (which no point's distance can be below the clearance of) may pass or not.
+TRACK_GEN_HD inline bool within_segment_sphere(float3 p, const separation_sphere& s, float reach) {
+  const float dx = p.x - s.x, dy = p.y - s.y, dz = p.z - s.z;
+  const float limit = s.radius + reach;
+  return dx * dx + dy * dy + dz * dz <= limit * limit;
+}
+
 /// Whether p lies within `reach` of box b on every axis (within_segment_box for a group's box).
 TRACK_GEN_HD inline bool within_group_box(float3 p, const separation_box& b, float reach) {
   return p.x >= b.lo.x - reach && p.x <= b.hi.x + reach && p.y >= b.lo.y - reach && p.y <= b.hi.y + reach &&
@@ -61,9 +85,34 @@ TRACK_GEN_HD inline bool separation_near(int i, int j, int m, int near) {
   return rel < near || rel >= m - near;
 }
 
+/// Calls f(j) for each segment j in [j_begin, j_end), in increasing order, that is not among the
+/// `near` segments on either side of control point i (separation_near false): the loop bounds
+/// leave the band out, so that no pair tests it. The band is the wrapped run [i - near, i + near)
+/// of segments; 2 x near >= M leaves none.
+template <class F>
+TRACK_GEN_HD void for_segments_outside_band(int i, int near, int m, int j_begin, int j_end, F&& f) {
+  if (2 * near >= m) return;
+  const int lo = i - near, hi = i + near;
+  // The segments outside the band: [0, lo) and [hi, M), or one run when the band wraps.
+  int first_begin = 0, first_end = lo, second_begin = hi, second_end = m;
+  if (lo < 0) {
+    first_begin = hi;
+    first_end = lo + m;
+    second_begin = second_end = 0;
+  } else if (hi > m) {
+    first_begin = hi - m;
+    first_end = lo;
+    second_begin = second_end = 0;
+  }
+  const int a_end = first_end < j_end ? first_end : j_end;
+  for (int j = first_begin > j_begin ? first_begin : j_begin; j < a_end; ++j) f(j);
+  const int b_end = second_end < j_end ? second_end : j_end;
+  for (int j = second_begin > j_begin ? second_begin : j_begin; j < b_end; ++j) f(j);
+}
+
 /// Adds segment [a, b]'s push on point p to `push` and raises `overlap` to its overlap, when
-/// the segment is within `clearance` of p (the callers skip segments whose box is out of reach
-/// first). Every pass of stages::polygon_separation goes through this one function, so that they round
+/// the segment is within `clearance` of p (the callers skip segments whose sphere or box is out
+/// of reach first). Every pass of stages::polygon_separation goes through this one function, so that they round
 /// alike.
 TRACK_GEN_HD inline void separation_push(float3& push, float& overlap, float3 p, float3 a, float3 b, float clearance) {
   const float3 q = lerp(a, b, closest_parameter(p, a, b));
@@ -171,9 +220,17 @@ struct random_polar {
 /// iteration to the next, never settling, and turned the last bits of rounding (the CUDA
 /// backend's fused multiply-adds) into millimetres of difference between backends.
 ///
-/// A segment whose bounding box is farther from the point than the clearance cannot push it; its
-/// projection is skipped (detail::within_segment_box with detail::separation_reach's margin), which
-/// changes no result.
+/// A segment farther from the point than the clearance cannot push it; its projection is skipped,
+/// which changes no result. The scans test each segment's bounding box (detail::
+/// within_segment_box), with detail::separation_reach's margin; where `CandidateLists` but the
+/// block keeps none (hull and voronoi on the GPU: tests_spheres), every segment is tested against a
+/// sphere around it instead (detail::segment_sphere, computed once an iteration: one 16-byte load
+/// and six operations a pair, where the box took three loads and eighteen), with the neighbour
+/// band left out of the loop bounds (detail::for_segments_outside_band).
+///
+/// Scratch: the spheres and the lists are kept in the dense samples' region (ws.separation_spheres,
+/// ws.separation_lists): a stage between the generate stage and the spline must not keep anything
+/// there.
 ///
 /// Each point's push is the sum, in chunk order, of partial sums over `detail::separation_chunks(M)`
 /// chunks of its segments (each partial in segment order). An iteration spreads the M x chunks
@@ -213,6 +270,14 @@ struct basic_polygon_separation {
   /// Whether blocks of context Ctx relax with the candidate lists.
   template <class Ctx>
   static constexpr bool uses_lists = CandidateLists && (ListsInWideBlocks || Ctx::size() == 1);
+
+  /// Whether the plain path (blocks without lists) tests spheres around the segments
+  /// (detail::segment_sphere, computed at the start of each iteration) instead of their boxes:
+  /// in the stages of the long relaxations (hull and voronoi on the GPU: 11 % and 5 % faster).
+  /// The plain stage, whose polygons mostly pass the first iteration (the `track` preset, the
+  /// families' dispatch), keeps the boxes: the spheres' extra barrier and the larger loop cost
+  /// the `track` preset 1.3 % and the five-family mix 19 % (docs/performance-log.md, entry 55).
+  static constexpr bool tests_spheres = CandidateLists;
 
   /// Whether the full scans skip groups of segments by their boxes: where one thread scans for
   /// its point alone (the host backend's one-thread blocks). A warp runs the union of the groups
@@ -261,30 +326,54 @@ struct basic_polygon_separation {
     const int items = m * chunks;
     const float skin = uses_lists<Ctx> ? separation_skin * clearance : 0.0f;
     float moved = 0.0f;  // block-uniform: the largest move of each iteration since the lists were built, summed
-    // The iterate and the next one. The listed stage swaps them after each iteration instead of
-    // copying, and its iteration's one barrier (reduce_max_pair) separates every read of an
-    // iterate from the next iteration's writes to it.
+    // The iterate and the next one. The listed stages (the lists' and the spheres' paths) swap
+    // them after each iteration instead of copying: the lists' one barrier an iteration
+    // (reduce_max_pair) separates every read of an iterate from the next iteration's writes to
+    // it, and the spheres' path's reads of it end at its reduce_max. The boxes' path copies, as
+    // its polygons rarely reach a second iteration.
     float3* current = ws.control;
     float3* next = ws.control_next;
     for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
       float overlap = 0.0f;
       if constexpr (!uses_lists<Ctx>) {
-        for (int w = ctx.rank(); w < items; w += ctx.size()) {
-          const int i = w / chunks;
-          const int chunk = w - i * chunks;
-          const float3 pi_ = current[i];
-          const float reach = separation_reach(clearance, pi_);
-          float3 push = f3(0.0f, 0.0f, 0.0f);
-          const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
-          float3 a = current[j_begin];  // segment j's first point, carried from the previous segment's second
-          for (int j = j_begin; j < j_end; ++j) {
-            const float3 b = current[j + 1 < m ? j + 1 : 0];
-            // A segment too far to push (its box out of reach) takes no projection.
-            if (!separation_near(i, j, m, near) && within_segment_box(pi_, a, b, reach))
-              separation_push(push, overlap, pi_, a, b, clearance);
-            a = b;
+        if constexpr (tests_spheres) {
+          // Three barriers an iteration: after the spheres, after the partials (reduce_max),
+          // after the next iterate (the next iteration's spheres read it).
+          separation_sphere* const spheres = ws.separation_spheres();
+          for (int j = ctx.rank(); j < m; j += ctx.size()) spheres[j] = segment_sphere(current[j], current[j + 1 < m ? j + 1 : 0]);
+          ctx.sync();
+          for (int w = ctx.rank(); w < items; w += ctx.size()) {
+            const int i = w / chunks;
+            const int chunk = w - i * chunks;
+            const float3 pi_ = current[i];
+            const float reach = separation_reach(clearance, pi_);
+            float3 push = f3(0.0f, 0.0f, 0.0f);
+            const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+            for_segments_outside_band(i, near, m, j_begin, j_end, [&](int j) {
+              // A segment too far to push (its sphere out of reach) takes no projection.
+              if (within_segment_sphere(pi_, spheres[j], reach))
+                separation_push(push, overlap, pi_, current[j], current[j + 1 < m ? j + 1 : 0], clearance);
+            });
+            ws.separation[w] = separation_partial{push};
           }
-          ws.separation[w] = separation_partial{push};
+        } else {
+          for (int w = ctx.rank(); w < items; w += ctx.size()) {
+            const int i = w / chunks;
+            const int chunk = w - i * chunks;
+            const float3 pi_ = current[i];
+            const float reach = separation_reach(clearance, pi_);
+            float3 push = f3(0.0f, 0.0f, 0.0f);
+            const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+            float3 a = current[j_begin];  // segment j's first point, carried from the previous segment's second
+            for (int j = j_begin; j < j_end; ++j) {
+              const float3 b = current[j + 1 < m ? j + 1 : 0];
+              // A segment too far to push (its box out of reach) takes no projection.
+              if (!separation_near(i, j, m, near) && within_segment_box(pi_, a, b, reach))
+                separation_push(push, overlap, pi_, a, b, clearance);
+              a = b;
+            }
+            ws.separation[w] = separation_partial{push};
+          }
         }
         // reduce_max ends with a barrier: every partial is written.
         if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
@@ -377,7 +466,7 @@ struct basic_polygon_separation {
         // Rounded up: a move computed a little short must not let a list outlive its skin.
         moved += largest.y * 1.001f + 1e-6f;
       }
-      if constexpr (uses_lists<Ctx>) {
+      if constexpr (CandidateLists) {
         float3* const done = current;
         current = next;
         next = done;
@@ -386,7 +475,7 @@ struct basic_polygon_separation {
         ctx.sync();
       }
     }
-    if constexpr (uses_lists<Ctx>) {
+    if constexpr (CandidateLists) {
       if (current != ws.control) {  // the last iterate back where the next stages read it
         for (int i = ctx.rank(); i < m; i += ctx.size()) ws.control[i] = current[i];
         ctx.sync();
