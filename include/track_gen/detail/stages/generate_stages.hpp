@@ -336,34 +336,27 @@ struct basic_polygon_separation {
     for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
       float overlap = 0.0f;
       if constexpr (!uses_lists<Ctx>) {
+        // With the spheres, three barriers an iteration: after the spheres, after the partials
+        // (reduce_max), after the next iterate (the next iteration's spheres read it).
+        [[maybe_unused]] separation_sphere* const spheres = ws.separation_spheres();
         if constexpr (tests_spheres) {
-          // Three barriers an iteration: after the spheres, after the partials (reduce_max),
-          // after the next iterate (the next iteration's spheres read it).
-          separation_sphere* const spheres = ws.separation_spheres();
           for (int j = ctx.rank(); j < m; j += ctx.size()) spheres[j] = segment_sphere(current[j], current[j + 1 < m ? j + 1 : 0]);
           ctx.sync();
-          for (int w = ctx.rank(); w < items; w += ctx.size()) {
-            const int i = w / chunks;
-            const int chunk = w - i * chunks;
-            const float3 pi_ = current[i];
-            const float reach = separation_reach(clearance, pi_);
-            float3 push = f3(0.0f, 0.0f, 0.0f);
-            const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+        }
+        for (int w = ctx.rank(); w < items; w += ctx.size()) {
+          const int i = w / chunks;
+          const int chunk = w - i * chunks;
+          const float3 pi_ = current[i];
+          const float reach = separation_reach(clearance, pi_);
+          float3 push = f3(0.0f, 0.0f, 0.0f);
+          const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+          if constexpr (tests_spheres) {
             for_segments_outside_band(i, near, m, j_begin, j_end, [&](int j) {
               // A segment too far to push (its sphere out of reach) takes no projection.
               if (within_segment_sphere(pi_, spheres[j], reach))
                 separation_push(push, overlap, pi_, current[j], current[j + 1 < m ? j + 1 : 0], clearance);
             });
-            ws.separation[w] = separation_partial{push};
-          }
-        } else {
-          for (int w = ctx.rank(); w < items; w += ctx.size()) {
-            const int i = w / chunks;
-            const int chunk = w - i * chunks;
-            const float3 pi_ = current[i];
-            const float reach = separation_reach(clearance, pi_);
-            float3 push = f3(0.0f, 0.0f, 0.0f);
-            const int j_begin = chunk * m / chunks, j_end = (chunk + 1) * m / chunks;
+          } else {
             float3 a = current[j_begin];  // segment j's first point, carried from the previous segment's second
             for (int j = j_begin; j < j_end; ++j) {
               const float3 b = current[j + 1 < m ? j + 1 : 0];
@@ -372,8 +365,8 @@ struct basic_polygon_separation {
                 separation_push(push, overlap, pi_, a, b, clearance);
               a = b;
             }
-            ws.separation[w] = separation_partial{push};
           }
+          ws.separation[w] = separation_partial{push};
         }
         // reduce_max ends with a barrier: every partial is written.
         if (ctx.reduce_max(overlap) < p.polygon_separation.tolerance) break;
