@@ -283,6 +283,9 @@ TEST_CASE("repulsive: a segment's sphere passes every point that the segment pus
     float3 a{c.x - half * u.x, c.y - half * u.y, c.z - half * u.z};
     float3 b{c.x + half * u.x, c.y + half * u.y, c.z + half * u.z};
     float3 p;
+    // The placement drawn, not taken from k, so that every (offset, length, clearance) meets each.
+    const int placement = static_cast<int>(uniform(0.0f, 8.0f));
+    const int direction = static_cast<int>(uniform(0.0f, 3.0f));
     if (k % 7 == 6) {
       // A long segment from near the origin, its midpoint far from it, and a point just beyond its
       // end there, where the sphere is tightest: the point's small coordinates give
@@ -292,18 +295,18 @@ TEST_CASE("repulsive: a segment's sphere passes every point that the segment pus
       b = float3{after * u.x, after * u.y, 0.0f};
       const float out = clearance * (1.0f - uniform(0.0f, 1e-6f));
       p = float3{a.x - u.x * out, a.y - u.y * out, 0.0f};
-    } else if (k % 4 == 3) {  // anywhere around the segment
+    } else if (placement % 4 == 3) {  // anywhere around the segment
       const float r = 2.0f * (half + clearance) + 1.0f;
       p = float3{c.x + uniform(-r, r), c.y + uniform(-r, r), c.z + uniform(-r, r) * 0.1f};
     } else {
       // A point of the segment (or an end), then out from it by a fraction of the clearance up to
       // just below it: sideways, or along the segment beyond an end.
-      const float t = k % 4 == 0 ? uniform(0.0f, 1.0f) : (k % 4 == 1 ? 0.0f : 1.0f);
+      const float t = placement % 4 == 0 ? uniform(0.0f, 1.0f) : (placement % 4 == 1 ? 0.0f : 1.0f);
       const float3 q{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z)};
-      const float out = clearance * (k % 8 < 4 ? 1.0f - uniform(0.0f, 1e-6f) : uniform(0.0f, 1.0f));
+      const float out = clearance * (placement < 4 ? 1.0f - uniform(0.0f, 1e-6f) : uniform(0.0f, 1.0f));
       const float side = uniform(0.0f, 6.2831853f);
-      float3 dir = k % 4 == 0 ? float3{-u.y, u.x, 0.0f} : float3{t == 0.0f ? -u.x : u.x, t == 0.0f ? -u.y : u.y, 0.0f};
-      if (k % 3 == 0) dir = float3{std::cos(side), std::sin(side), 0.0f};
+      float3 dir = placement % 4 == 0 ? float3{-u.y, u.x, 0.0f} : float3{t == 0.0f ? -u.x : u.x, t == 0.0f ? -u.y : u.y, 0.0f};
+      if (direction == 0) dir = float3{std::cos(side), std::sin(side), 0.0f};
       p = float3{q.x + out * dir.x, q.y + out * dir.y, q.z + out * dir.z};
     }
     float3 push{0.0f, 0.0f, 0.0f};

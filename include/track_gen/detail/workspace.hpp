@@ -80,16 +80,17 @@ struct separation_list {
   std::uint16_t segment[separation_list_capacity];  ///< segment j joins control points j and j + 1
 };
 
-/// A sphere around one polygon segment (stages::polygon_separation's test of every segment): its
-/// midpoint and a radius a little over its half-length (detail::segment_sphere). 16 bytes,
-/// aligned, so that a test loads it in one instruction.
+/// A sphere around one polygon segment (the listed relaxation stages' test of every segment in
+/// blocks that keep no lists: stages::basic_polygon_separation::tests_spheres): its midpoint and
+/// a radius a little over its half-length (detail::segment_sphere). 16 bytes, aligned, so that a
+/// test loads it in one instruction.
 struct alignas(16) separation_sphere {
   float x, y, z;  ///< the segment's midpoint [m]
   float radius;   ///< [m]
 };
 
-// The plain stage's spheres take the listed stage's place (the lists' region, which the plain
-// stage does not use): one sphere a control point fits where its list would.
+// The spheres take the lists' place (a block keeps one or the other, never both): one sphere a
+// control point fits where its list would.
 static_assert(sizeof(separation_sphere) <= sizeof(separation_list) && alignof(separation_sphere) <= 16,
               "A segment's sphere must fit where its point's candidate list would.");
 
@@ -213,8 +214,8 @@ struct workspace {
   /// their own: the generation kernels keep the workspace in registers, at their bound).
   TRACK_GEN_HD separation_list* separation_lists() const { return reinterpret_cast<separation_list*>(dense); }
 
-  /// [M] stages::polygon_separation's segment spheres (plain stage), where the listed stage keeps its
-  /// lists.
+  /// [M] the listed relaxation stages' segment spheres in blocks that keep no lists
+  /// (stages::basic_polygon_separation::tests_spheres), where the other blocks keep their lists.
   TRACK_GEN_HD separation_sphere* separation_spheres() const { return reinterpret_cast<separation_sphere*>(dense); }
 
   /// [separation_groups(num_control)] stages::polygon_separation_listed's group boxes, where the

@@ -46,10 +46,11 @@ TRACK_GEN_HD inline separation_box segment_group_box(const float3* points, int m
   return separation_box{lo, hi};
 }
 
-/// The sphere of segment [a, b] that stages::polygon_separation tests a point against
+/// The sphere of segment [a, b] that the listed relaxation stages test a point against in blocks
+/// that keep no lists
 /// (within_segment_sphere): centred on its midpoint, of radius |b - a| / 2 raised by 1e-4 of that
 /// half-length and 1e-4 of the midpoint's coordinates. Every point of the segment lies within the
-/// half-length of the midpoint; the raise is thousands of times the rounding of the centre, of the
+/// half-length of the midpoint; the raise is hundreds of times the rounding of the centre, of the
 /// radius and of a point's distance to the centre (each a few units of 2^-24 of the coordinates), so
 /// that with separation_reach's margin a segment whose computed distance to p is below the
 /// clearance always passes the test (tests/geometry/polygon_separation_lists_test checks it on
@@ -225,7 +226,7 @@ struct random_polar {
 /// within_segment_box), with detail::separation_reach's margin; where `CandidateLists` but the
 /// block keeps none (hull and voronoi on the GPU: tests_spheres), every segment is tested against a
 /// sphere around it instead (detail::segment_sphere, computed once an iteration: one 16-byte load
-/// and six operations a pair, where the box took three loads and eighteen), with the neighbour
+/// and nine operations a pair, where the box took three loads and eighteen), with the neighbour
 /// band left out of the loop bounds (detail::for_segments_outside_band).
 ///
 /// Scratch: the spheres and the lists are kept in the dense samples' region (ws.separation_spheres,
@@ -259,9 +260,9 @@ struct random_polar {
 /// mostly stop after the first iteration, the extra code made those tracks 6-7 % slower
 /// (docs/performance-log.md, entry 34): stages::polygon_separation tests every segment every iteration.
 ///
-/// `ListsInWideBlocks` false: blocks of more than one thread (the CUDA backend's) take the plain
-/// stage's path, every segment every iteration; one-thread blocks (the host backend's) keep the
-/// lists. The same control points either way.
+/// `ListsInWideBlocks` false: blocks of more than one thread (the CUDA backend's) test every
+/// segment outside the band every iteration, against its sphere (tests_spheres); one-thread
+/// blocks (the host backend's) keep the lists. The same control points either way.
 template <bool CandidateLists, bool ListsInWideBlocks = true>
 struct basic_polygon_separation {
   static constexpr detail::stage_role role = detail::stage_role::generate;
@@ -329,8 +330,9 @@ struct basic_polygon_separation {
     // The iterate and the next one. The listed stages (the lists' and the spheres' paths) swap
     // them after each iteration instead of copying: the lists' one barrier an iteration
     // (reduce_max_pair) separates every read of an iterate from the next iteration's writes to
-    // it, and the spheres' path's reads of it end at its reduce_max. The boxes' path copies, as
-    // its polygons rarely reach a second iteration.
+    // it, and in the spheres' path the barrier after the next iterate is written separates this
+    // iteration's reads of the iterate from the next one's writes. The boxes' path copies, as its
+    // polygons rarely reach a second iteration.
     float3* current = ws.control;
     float3* next = ws.control_next;
     for (int iteration = 0; iteration < p.polygon_separation.max_iterations; ++iteration) {
