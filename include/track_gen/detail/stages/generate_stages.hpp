@@ -47,9 +47,8 @@ TRACK_GEN_HD inline separation_box segment_group_box(const float3* points, int m
 }
 
 /// The sphere of segment [a, b] that the listed relaxation stages test a point against in blocks
-/// that keep no lists
-/// (within_segment_sphere): centred on its midpoint, of radius |b - a| / 2 raised by 1e-4 of that
-/// half-length and 1e-4 of the midpoint's coordinates. Every point of the segment lies within the
+/// that keep no lists (within_segment_sphere): centred on its midpoint, of radius |b - a| / 2
+/// raised by 1e-4 of that half-length and 1e-4 of the midpoint's coordinates. Every point of the segment lies within the
 /// half-length of the midpoint; the raise is hundreds of times the rounding of the centre, of the
 /// radius and of a point's distance to the centre (each a few units of 2^-24 of the coordinates), so
 /// that with separation_reach's margin a segment whose computed distance to p is below the
